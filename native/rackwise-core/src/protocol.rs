@@ -1,0 +1,294 @@
+//! The messages exchanged between the ResourceManager shim and the core.
+//!
+//! Everything crosses the JNI boundary as one UTF-8 JSON document per call (see
+//! `docs/boundary.md`): a [`EngineConfig`] when the engine is created or reconfigured, an
+//! [`OfferRequest`] per node offer, answered by an [`OfferResponse`]. Unknown fields are
+//! rejected so that a Java shim and a native library from different builds fail loudly
+//! instead of silently dropping data.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A YARN application id, e.g. `application_1700000000000_0001`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct AppId(pub String);
+
+/// A NodeManager id as FairScheduler names nodes (`host:port`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct NodeId(pub String);
+
+/// A network-topology rack path, e.g. `/rack1`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct RackName(pub String);
+
+/// A YARN container id.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ContainerId(pub String);
+
+/// A request priority as the ApplicationMaster set it. For MapReduce the value says which
+/// kind of task the ask is for (see [`TaskKind::of_mapreduce_priority`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Priority(pub i32);
+
+/// Memory and virtual cores of a container or node.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resources {
+    pub memory_mb: u64,
+    pub vcores: u32,
+}
+
+/// How close a container is to its data, YARN's `NodeType`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Locality {
+    NodeLocal,
+    RackLocal,
+    OffSwitch,
+}
+
+/// Everything the engine is built from; sent whole on create and on every reload.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EngineConfig {
+    /// Cluster-wide `yarn.scheduler.rackwise.*` keys from yarn-site.xml, as raw strings:
+    /// the core owns their parsing, defaults and validation (one key registry).
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
+    /// Every queue of the allocation file, with its `<rackwise>` element if it has one.
+    #[serde(default)]
+    pub queues: Vec<QueueSettings>,
+    /// Shuffle ratios learned from earlier runs of recurring jobs, as last persisted.
+    #[serde(default)]
+    pub learned: Vec<LearnedRatio>,
+    /// Where the queue settings came from, for error messages (the allocation file path).
+    #[serde(default)]
+    pub source: String,
+}
+
+/// One `<queue>` of fair-scheduler.xml.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSettings {
+    /// Full queue path, e.g. `root.analytics`.
+    pub queue: String,
+    /// The children of the queue's `<rackwise>` element, element name to text; `None`
+    /// when the queue has no `<rackwise>` element and inherits from its parent.
+    #[serde(default)]
+    pub rackwise: Option<BTreeMap<String, String>>,
+}
+
+/// A shuffle/input ratio learned for a recurring job name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LearnedRatio {
+    pub job_name: String,
+    pub ratio: f64,
+    /// How many completed runs contributed.
+    pub runs: u32,
+}
+
+/// One node offer: what changed since the previous offer, then the node being offered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OfferRequest {
+    /// The ResourceManager's clock; the core never reads a clock of its own.
+    pub now_ms: u64,
+    #[serde(default)]
+    pub events: Vec<Event>,
+    pub node: NodeOffer,
+}
+
+/// The node whose heartbeat is being served.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeOffer {
+    pub node: NodeId,
+    pub unallocated: Resources,
+    /// The NodeManager's latest utilization report, when it sends one.
+    #[serde(default)]
+    pub utilization: Option<Utilization>,
+}
+
+/// A NodeManager utilization report (YARN's `ResourceUtilization`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Utilization {
+    pub pmem_mb: u64,
+    /// Virtual cores in use.
+    pub cpu: f64,
+}
+
+/// A change the shim observed since the previous offer, in the order it happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Event {
+    /// A node joined or changed capacity.
+    NodeAdded {
+        node: NodeId,
+        host: String,
+        rack: RackName,
+        capacity: Resources,
+    },
+    NodeRemoved {
+        node: NodeId,
+    },
+    AppAdded {
+        app: AppId,
+        name: String,
+        user: String,
+        queue: String,
+        /// `MAPREDUCE` for MapReduce jobs; other types are never steered.
+        app_type: String,
+        #[serde(default)]
+        tags: Vec<String>,
+        submit_ms: u64,
+    },
+    AppRemoved {
+        app: AppId,
+    },
+    /// The app's whole outstanding ask table, replacing the previous one.
+    Asks {
+        app: AppId,
+        asks: Vec<Ask>,
+    },
+    ContainerAllocated {
+        app: AppId,
+        container: ContainerId,
+        node: NodeId,
+        priority: Priority,
+        locality: Locality,
+        resources: Resources,
+        time_ms: u64,
+    },
+    ContainerFinished {
+        app: AppId,
+        container: ContainerId,
+        time_ms: u64,
+    },
+    /// Job counters read from the MapReduce ApplicationMaster.
+    JobStats {
+        app: AppId,
+        maps_total: u32,
+        maps_completed: u32,
+        reduces_total: u32,
+        map_input_bytes: u64,
+        /// `MAP_OUTPUT_MATERIALIZED_BYTES` of the completed maps.
+        map_output_bytes: u64,
+    },
+    /// A measured cross-rack link utilization (0..1) from an operator feed.
+    RackLoad {
+        rack: RackName,
+        utilization: f64,
+        time_ms: u64,
+    },
+}
+
+/// Outstanding containers of one priority, by location.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Ask {
+    pub priority: Priority,
+    /// Containers still wanted anywhere (the `*` request).
+    pub any: u32,
+    pub resources: Resources,
+    #[serde(default)]
+    pub racks: BTreeMap<RackName, u32>,
+    #[serde(default)]
+    pub hosts: BTreeMap<String, u32>,
+}
+
+/// The core's answer to one offer.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OfferResponse {
+    pub plan: Plan,
+    /// Ratios learned since the previous response, for the shim to persist.
+    #[serde(default)]
+    pub learned: Vec<LearnedRatio>,
+    pub diagnostics: Diagnostics,
+    /// Log records the native side produced, for the shim to write to the RM's own log.
+    #[serde(default)]
+    pub logs: Vec<LogRecord>,
+}
+
+/// What may be placed on the offered node. FairScheduler still picks the queue; within a
+/// steered queue only the first entry that the app can still satisfy is allowed, and apps of
+/// the queue that no entry names are vetoed for this offer. Queues and apps the plan does not
+/// mention are scheduled exactly as stock FairScheduler would.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plan {
+    pub queues: Vec<QueuePlan>,
+}
+
+/// The ranked choices within one leaf queue.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueuePlan {
+    pub queue: String,
+    /// Apps of this queue the core steers; every one of them not at the head of `entries`
+    /// is vetoed for this offer.
+    pub steered: Vec<AppId>,
+    pub entries: Vec<PlanEntry>,
+}
+
+/// One allowed (app, priority) placement with the loosest locality it may take here.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlanEntry {
+    pub app: AppId,
+    pub priority: Priority,
+    pub locality: Locality,
+    /// Why this entry is where it is (e.g. `nass:saturated:local-map`), for logs and tests.
+    pub reason: String,
+}
+
+/// Facts about this decision that operators and tests read.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Diagnostics {
+    pub rack: Option<RackName>,
+    /// Estimated cross-rack link utilization of the offered node's rack (0..1).
+    pub rack_utilization: f64,
+    pub rack_saturated: bool,
+    /// Apps whose vetoes the starvation guard lifted in this offer.
+    #[serde(default)]
+    pub starved: Vec<AppId>,
+}
+
+/// A log record emitted by native code.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LogRecord {
+    /// `error`, `warn`, `info`, `debug` or `trace`.
+    pub level: String,
+    pub target: String,
+    pub message: String,
+}
+
+/// What a MapReduce container runs, read from the priority its ApplicationMaster used
+/// (`RMContainerAllocator`: 0 AM, 5 re-run map, 10 reduce, 19 opportunistic map, 20 map).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TaskKind {
+    ApplicationMaster,
+    Map,
+    Reduce,
+    Other,
+}
+
+impl TaskKind {
+    pub fn of_mapreduce_priority(priority: Priority) -> TaskKind {
+        match priority.0 {
+            0 => TaskKind::ApplicationMaster,
+            5 | 19 | 20 => TaskKind::Map,
+            10 => TaskKind::Reduce,
+            _ => TaskKind::Other,
+        }
+    }
+}
