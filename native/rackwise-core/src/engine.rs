@@ -1,29 +1,95 @@
-//! The engine: state plus configuration, fed one offer at a time.
+//! The engine: validated settings plus cluster state, fed one offer at a time.
 
 use crate::error::CoreError;
-use crate::protocol::{EngineConfig, OfferRequest, OfferResponse};
+use crate::netsat;
+use crate::policy::{self, Offer};
+use crate::predictor::LearnedHistory;
+use crate::protocol::{Diagnostics, EngineConfig, OfferRequest, OfferResponse};
+use crate::settings::Settings;
+use crate::state::ClusterState;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-pub struct Engine {}
+pub struct Engine {
+    settings: Settings,
+    state: ClusterState,
+}
 
 impl Engine {
-    /// Builds an engine from a configuration, refusing it with every problem listed.
+    /// Builds an engine from a configuration, refusing it with every problem listed. The
+    /// learned history in the configuration seeds the predictor.
     pub fn new(config: &EngineConfig) -> Result<Engine, CoreError> {
-        let _ = config;
-        Ok(Engine {})
+        let settings = Settings::from_config(config)?;
+        let history = LearnedHistory::from_entries(&config.learned);
+        Ok(Engine {
+            settings,
+            state: ClusterState::with_history(history),
+        })
     }
 
-    /// Replaces the configuration; on error the engine keeps the previous one untouched.
+    /// Replaces the settings; on error the engine keeps the previous ones untouched. Cluster
+    /// state and learned history carry over (the history in `config` is only read at start).
     pub fn reconfigure(&mut self, config: &EngineConfig) -> Result<(), CoreError> {
-        let _ = config;
+        self.settings = Settings::from_config(config)?;
         Ok(())
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn state(&self) -> &ClusterState {
+        &self.state
     }
 
     /// Applies the offer's events, then decides what may be placed on the offered node.
     pub fn offer(&mut self, request: &OfferRequest) -> OfferResponse {
-        let _ = request;
-        OfferResponse::default()
+        let mut learned = Vec::new();
+        for event in &request.events {
+            self.state
+                .apply(event, request.now_ms, &self.settings, &mut learned);
+        }
+        let Some(node) = self.state.nodes.get_mut(&request.node.node) else {
+            log::warn!(
+                "offer for unknown node {}: left to FairScheduler",
+                request.node.node.0
+            );
+            return OfferResponse {
+                learned,
+                ..OfferResponse::default()
+            };
+        };
+        node.unallocated = request.node.unallocated;
+        node.utilization = request.node.utilization;
+        let node = &self.state.nodes[&request.node.node];
+
+        let traffic = netsat::estimate_traffic(&self.state, &self.settings, request.now_ms);
+        let rack_utilization = netsat::rack_utilization(
+            &node.rack,
+            &traffic,
+            &self.state,
+            &self.settings,
+            request.now_ms,
+        );
+        let rack_saturated = rack_utilization > self.settings.netsat.threshold;
+        let offer = Offer {
+            host: &node.host,
+            rack: &node.rack,
+            rack_saturated,
+            now_ms: request.now_ms,
+        };
+        let (plan, starved) = policy::plan(&self.state, &self.settings, &offer);
+        OfferResponse {
+            plan,
+            learned,
+            diagnostics: Diagnostics {
+                rack: Some(node.rack.clone()),
+                rack_utilization,
+                rack_saturated,
+                starved,
+            },
+            logs: Vec::new(),
+        }
     }
 }
 
@@ -32,7 +98,8 @@ pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CoreError> {
     serde_json::from_slice(bytes).map_err(|e| CoreError::Protocol(e.to_string()))
 }
 
-/// Encodes one wire message. Our protocol types always serialize.
+/// Encodes one wire message. Our protocol types hold only strings, numbers, lists and maps
+/// with string keys, which always serialize.
 pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
     serde_json::to_vec(message).unwrap_or_default()
 }

@@ -14,7 +14,11 @@ pub struct ConfigProblem {
 
 impl fmt::Display for ConfigProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: value '{}' {}", self.element, self.value, self.reason)
+        write!(
+            f,
+            "{}: value '{}' {}",
+            self.element, self.value, self.reason
+        )
     }
 }
 

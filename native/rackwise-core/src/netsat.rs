@@ -1,1 +1,134 @@
-//! placeholder
+//! NetSat: is a rack's cross-rack link saturated?
+//!
+//! ShuffleWatcher measures the cross-rack MapReduce traffic of each rack (shuffle fetches,
+//! remote map reads, reduce output replication) against the rack's link capacity and calls the
+//! rack saturated above a threshold (80 %). YARN reports no network figures to the RM, so the
+//! default source is a model estimate built from what the core knows is moving:
+//!
+//! * a running reduce pulls its share of the job's predicted map output at `fetch-mbps`; the
+//!   part held by maps on other racks crosses the reduce's rack link inbound and those racks'
+//!   links outbound, in proportion to where the job's maps finished. It stops counting once
+//!   its predicted input would have arrived at that rate.
+//! * a map placed off-switch reads one split from another rack at `fetch-mbps` for as long as
+//!   a split of the job's mean input size takes.
+//!
+//! A measured utilization from an operator feed (a `rack_load` event) replaces the estimate
+//! while it is fresher than `netsat.feed-max-age-ms`.
+
+use crate::protocol::{Locality, RackName, TaskKind};
+use crate::settings::Settings;
+use crate::state::{ClusterState, Job};
+use std::collections::BTreeMap;
+
+/// Estimated cross-rack traffic of one rack, in Mbit/s each way.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RackTraffic {
+    pub inbound_mbps: f64,
+    pub outbound_mbps: f64,
+}
+
+/// The model estimate of every rack's cross-rack traffic at `now_ms`.
+pub fn estimate_traffic(
+    state: &ClusterState,
+    settings: &Settings,
+    now_ms: u64,
+) -> BTreeMap<RackName, RackTraffic> {
+    let mut racks: BTreeMap<RackName, RackTraffic> = state
+        .nodes
+        .values()
+        .map(|node| (node.rack.clone(), RackTraffic::default()))
+        .collect();
+    let fetch_mbps = settings.netsat.fetch_mbps;
+    for container in state.containers.values() {
+        let Some(app) = state.apps.get(&container.app) else {
+            continue;
+        };
+        let job = &app.job;
+        let elapsed_ms = now_ms.saturating_sub(container.start_ms) as f64;
+        let (bytes, remote_shares) = match container.kind {
+            TaskKind::Reduce => {
+                let maps = job.known_maps(app.pending(TaskKind::Map)) as f64;
+                let reduces = job.known_reduces(app.pending(TaskKind::Reduce)).max(1) as f64;
+                let job_output = job.estimate.ratio
+                    * job.input_bytes_per_map(settings.default_map_input_bytes)
+                    * maps;
+                (
+                    job_output / reduces,
+                    source_shares(job, &container.rack, racks.keys()),
+                )
+            }
+            TaskKind::Map if container.locality == Locality::OffSwitch => (
+                job.input_bytes_per_map(settings.default_map_input_bytes),
+                even_shares(&container.rack, racks.keys()),
+            ),
+            _ => continue,
+        };
+        if elapsed_ms >= transfer_ms(bytes, fetch_mbps) {
+            continue;
+        }
+        let mut inbound = 0.0;
+        for (source, share) in remote_shares {
+            let mbps = fetch_mbps * share;
+            inbound += mbps;
+            racks.entry(source).or_default().outbound_mbps += mbps;
+        }
+        racks
+            .entry(container.rack.clone())
+            .or_default()
+            .inbound_mbps += inbound;
+    }
+    racks
+}
+
+/// Utilization (0..) of `rack`'s cross-rack link: a fresh measurement if there is one, else the
+/// model estimate of the busier direction over the link capacity.
+pub fn rack_utilization(
+    rack: &RackName,
+    traffic: &BTreeMap<RackName, RackTraffic>,
+    state: &ClusterState,
+    settings: &Settings,
+    now_ms: u64,
+) -> f64 {
+    if let Some(measured) = state.measured_load.get(rack) {
+        if now_ms.saturating_sub(measured.time_ms) <= settings.netsat.feed_max_age_ms {
+            return measured.utilization;
+        }
+    }
+    let load = traffic.get(rack).copied().unwrap_or_default();
+    load.inbound_mbps.max(load.outbound_mbps) / settings.netsat.uplink_mbps(rack)
+}
+
+fn transfer_ms(bytes: f64, mbps: f64) -> f64 {
+    bytes * 8.0 / (mbps * 1.0e6) * 1000.0
+}
+
+/// Where a reduce on `rack` fetches from: each other rack's share of the job's finished map
+/// output; before any map finished, an even spread over all racks.
+fn source_shares<'a>(
+    job: &Job,
+    rack: &RackName,
+    all_racks: impl Iterator<Item = &'a RackName> + Clone,
+) -> Vec<(RackName, f64)> {
+    if job.finished_maps() == 0 {
+        let count = all_racks.clone().count().max(1) as f64;
+        return all_racks
+            .filter(|other| *other != rack)
+            .map(|other| (other.clone(), 1.0 / count))
+            .collect();
+    }
+    job.finished_maps_by_rack
+        .keys()
+        .filter(|other| *other != rack)
+        .filter_map(|other| job.map_output_share_on(other).map(|s| (other.clone(), s)))
+        .collect()
+}
+
+/// A remote map's split comes from a rack we cannot see; spread it over the other racks.
+fn even_shares<'a>(
+    rack: &RackName,
+    all_racks: impl Iterator<Item = &'a RackName> + Clone,
+) -> Vec<(RackName, f64)> {
+    let others: Vec<&RackName> = all_racks.filter(|other| *other != rack).collect();
+    let share = 1.0 / others.len().max(1) as f64;
+    others.into_iter().map(|o| (o.clone(), share)).collect()
+}

@@ -1,1 +1,242 @@
-//! placeholder
+//! Shuffle prediction: each job's ShuffleInputRatio, map-output bytes per map-input byte.
+//!
+//! ShuffleWatcher (§1.2 of our notes) starts every job at 1.0 and refines the ratio as maps
+//! complete; the user may state it, and recurring jobs keep what earlier runs taught. The
+//! estimate therefore comes, best first, from the job's own counters, a user hint given as
+//! the application tag `rackwise.shuffle-ratio=<ratio>`, the learned history of the job's
+//! name, or the prior.
+
+use crate::protocol::LearnedRatio;
+use std::collections::BTreeMap;
+
+/// The ratio assumed for a job nothing is known about (ShuffleWatcher: 1.0).
+pub const PRIOR_RATIO: f64 = 1.0;
+
+/// Application tag through which a user states the expected ratio. YARN lower-cases tags, so
+/// the key is lower-case.
+pub const HINT_TAG: &str = "rackwise.shuffle-ratio";
+
+/// Learned history weighs a new run at least this much (1/N), so a job whose data changes
+/// shape is re-learned within a few runs instead of being anchored by its first hundred.
+const HISTORY_WINDOW_RUNS: u32 = 10;
+
+/// Where a job's current ratio came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RatioSource {
+    Prior,
+    History,
+    Hint,
+    Counters,
+}
+
+/// A job's shuffle/input ratio and its provenance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ShuffleEstimate {
+    pub ratio: f64,
+    pub source: RatioSource,
+}
+
+impl ShuffleEstimate {
+    /// The estimate a job starts with, before any of its maps completed.
+    pub fn initial(
+        app: &str,
+        job_name: &str,
+        tags: &[String],
+        history: &LearnedHistory,
+        max_hint_ratio: f64,
+    ) -> ShuffleEstimate {
+        if let Some(ratio) = hint_from_tags(app, tags, max_hint_ratio) {
+            return ShuffleEstimate {
+                ratio,
+                source: RatioSource::Hint,
+            };
+        }
+        if let Some(ratio) = history.ratio(job_name) {
+            return ShuffleEstimate {
+                ratio,
+                source: RatioSource::History,
+            };
+        }
+        ShuffleEstimate {
+            ratio: PRIOR_RATIO,
+            source: RatioSource::Prior,
+        }
+    }
+
+    /// Refines the estimate from counters of completed maps; counters always win, because they
+    /// measure this very run.
+    pub fn observe(&mut self, map_input_bytes: u64, map_output_bytes: u64) {
+        if map_input_bytes > 0 {
+            self.ratio = map_output_bytes as f64 / map_input_bytes as f64;
+            self.source = RatioSource::Counters;
+        }
+    }
+}
+
+/// Reads the user's hint tag; an invalid hint is logged (naming app, tag, value and reason)
+/// and ignored, so a typo in a tag never fails a job.
+fn hint_from_tags(app: &str, tags: &[String], max_hint_ratio: f64) -> Option<f64> {
+    let prefix = format!("{HINT_TAG}=");
+    let raw = tags
+        .iter()
+        .find_map(|tag| tag.trim().strip_prefix(&prefix))?;
+    match raw.trim().parse::<f64>() {
+        Ok(ratio) if ratio.is_finite() && ratio >= 0.0 && ratio <= max_hint_ratio => Some(ratio),
+        Ok(_) => {
+            log::warn!(
+                "{app}: tag {HINT_TAG} value '{raw}' is ignored: must be between 0 and \
+                 {max_hint_ratio} (yarn.scheduler.rackwise.predictor.max-hint-ratio)"
+            );
+            None
+        }
+        Err(_) => {
+            log::warn!("{app}: tag {HINT_TAG} value '{raw}' is ignored: not a number");
+            None
+        }
+    }
+}
+
+/// Ratios learned per recurring job name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LearnedHistory {
+    by_name: BTreeMap<String, LearnedRatio>,
+}
+
+impl LearnedHistory {
+    /// Rebuilds the history from what the shim persisted; entries that cannot be right (a
+    /// negative or non-finite ratio, from a hand-edited file) are dropped with a warning.
+    pub fn from_entries(entries: &[LearnedRatio]) -> LearnedHistory {
+        let mut by_name = BTreeMap::new();
+        for entry in entries {
+            if entry.ratio.is_finite() && entry.ratio >= 0.0 {
+                by_name.insert(entry.job_name.clone(), entry.clone());
+            } else {
+                log::warn!(
+                    "learned history entry for job '{}' has ratio {} and is dropped",
+                    entry.job_name,
+                    entry.ratio
+                );
+            }
+        }
+        LearnedHistory { by_name }
+    }
+
+    pub fn ratio(&self, job_name: &str) -> Option<f64> {
+        self.by_name.get(job_name).map(|entry| entry.ratio)
+    }
+
+    /// Folds one finished run into the history and returns the updated entry.
+    pub fn learn(&mut self, job_name: &str, observed_ratio: f64) -> LearnedRatio {
+        let entry = self
+            .by_name
+            .entry(job_name.to_string())
+            .or_insert(LearnedRatio {
+                job_name: job_name.to_string(),
+                ratio: observed_ratio,
+                runs: 0,
+            });
+        entry.runs = entry.runs.saturating_add(1);
+        let weight = entry.runs.min(HISTORY_WINDOW_RUNS) as f64;
+        entry.ratio += (observed_ratio - entry.ratio) / weight;
+        entry.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tags(list: &[&str]) -> Vec<String> {
+        list.iter().map(|t| t.to_string()).collect()
+    }
+
+    #[test]
+    fn a_new_job_starts_at_the_prior() {
+        let estimate = ShuffleEstimate::initial("a", "wc", &[], &LearnedHistory::default(), 100.0);
+        assert_eq!(estimate.ratio, 1.0);
+        assert_eq!(estimate.source, RatioSource::Prior);
+    }
+
+    #[test]
+    fn a_valid_hint_beats_history_and_an_invalid_one_is_ignored() {
+        let mut history = LearnedHistory::default();
+        history.learn("sort", 3.0);
+        let hinted = ShuffleEstimate::initial(
+            "a",
+            "sort",
+            &tags(&["team-x", "rackwise.shuffle-ratio=2.5"]),
+            &history,
+            100.0,
+        );
+        assert_eq!((hinted.ratio, hinted.source), (2.5, RatioSource::Hint));
+        for bad in [
+            "rackwise.shuffle-ratio=lots",
+            "rackwise.shuffle-ratio=-1",
+            "rackwise.shuffle-ratio=1e9",
+        ] {
+            let estimate = ShuffleEstimate::initial("a", "sort", &tags(&[bad]), &history, 100.0);
+            assert_eq!(
+                (estimate.ratio, estimate.source),
+                (3.0, RatioSource::History),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn counters_replace_any_earlier_estimate() {
+        let mut estimate = ShuffleEstimate::initial(
+            "a",
+            "x",
+            &tags(&["rackwise.shuffle-ratio=0.1"]),
+            &LearnedHistory::default(),
+            100.0,
+        );
+        estimate.observe(0, 10);
+        assert_eq!(
+            estimate.source,
+            RatioSource::Hint,
+            "no input read yet: nothing to learn"
+        );
+        estimate.observe(1000, 2500);
+        assert_eq!(
+            (estimate.ratio, estimate.source),
+            (2.5, RatioSource::Counters)
+        );
+    }
+
+    #[test]
+    fn history_is_a_running_mean_that_keeps_adapting() {
+        let mut history = LearnedHistory::default();
+        assert_eq!(history.learn("j", 2.0).ratio, 2.0);
+        assert_eq!(history.learn("j", 4.0).ratio, 3.0);
+        for _ in 0..50 {
+            history.learn("j", 1.0);
+        }
+        let after = history.learn("j", 11.0);
+        assert_eq!(after.runs, 53);
+        assert!(
+            (after.ratio - 2.0).abs() < 0.01,
+            "a new run still weighs 1/10: {}",
+            after.ratio
+        );
+    }
+
+    #[test]
+    fn corrupt_persisted_entries_are_dropped() {
+        let history = LearnedHistory::from_entries(&[
+            LearnedRatio {
+                job_name: "ok".into(),
+                ratio: 0.5,
+                runs: 3,
+            },
+            LearnedRatio {
+                job_name: "bad".into(),
+                ratio: f64::NAN,
+                runs: 1,
+            },
+        ]);
+        assert_eq!(history.ratio("ok"), Some(0.5));
+        assert_eq!(history.ratio("bad"), None);
+    }
+}

@@ -1,0 +1,101 @@
+//! Turning state into a plan for one node offer.
+//!
+//! FairScheduler has already decided which queue gets the node (Design A in
+//! `../shared/design/hadoop-hooks.md`); per steered queue the core ranks what its apps may
+//! place here. A starvation guard sits above every policy: an app that has waited with tasks
+//! pending for longer than `starvation-guard-ms` goes first with all its asks, so no app is
+//! ever held back longer than that bound by Rackwise.
+
+mod nass;
+
+use crate::protocol::{AppId, Locality, Plan, PlanEntry, QueuePlan, RackName, TaskKind};
+use crate::settings::{PolicyKind, QueuePolicy, Settings};
+use crate::state::{App, ClusterState};
+use std::collections::BTreeMap;
+
+/// The node being offered and what NetSat says about its rack.
+#[derive(Debug, Clone)]
+pub struct Offer<'a> {
+    pub host: &'a str,
+    pub rack: &'a RackName,
+    pub rack_saturated: bool,
+    pub now_ms: u64,
+}
+
+/// A job of a steered queue, as the policies see it.
+pub struct Candidate<'a> {
+    pub id: &'a AppId,
+    pub app: &'a App,
+}
+
+/// The plan for this offer, and the apps whose wait tripped the starvation guard.
+pub fn plan(state: &ClusterState, settings: &Settings, offer: &Offer) -> (Plan, Vec<AppId>) {
+    let mut queues: BTreeMap<&str, (QueuePolicy, Vec<Candidate>)> = BTreeMap::new();
+    for (id, app) in &state.apps {
+        if !app.is_mapreduce
+            || app.awaits_application_master()
+            || app.pending(TaskKind::Map) + app.pending(TaskKind::Reduce) == 0
+        {
+            continue;
+        }
+        let policy = settings.queue_policy(&app.queue);
+        if policy.kind == PolicyKind::None {
+            continue;
+        }
+        queues
+            .entry(app.queue.as_str())
+            .or_insert_with(|| (policy, Vec::new()))
+            .1
+            .push(Candidate { id, app });
+    }
+
+    let mut plan = Plan::default();
+    let mut starved_apps = Vec::new();
+    for (queue, (policy, mut candidates)) in queues {
+        // Ties between categories are broken by job arrival (ShuffleWatcher §3.1).
+        candidates.sort_by(|a, b| (a.app.submit_ms, a.id).cmp(&(b.app.submit_ms, b.id)));
+        let mut entries = Vec::new();
+        for candidate in &candidates {
+            let waited = candidate
+                .app
+                .waiting_since_ms
+                .map_or(0, |since| offer.now_ms.saturating_sub(since));
+            if waited > settings.starvation_guard_ms {
+                starved_apps.push(candidate.id.clone());
+                entries.extend(all_asks(candidate, "starvation-guard"));
+            }
+        }
+        match policy.kind {
+            PolicyKind::ShuffleWatcher => nass::rank(&candidates, &policy, offer, &mut entries),
+            // Filtered out above: such queues are left to FairScheduler.
+            PolicyKind::None => {}
+        }
+        plan.queues.push(QueuePlan {
+            queue: queue.to_string(),
+            steered: candidates.iter().map(|c| c.id.clone()).collect(),
+            entries,
+        });
+    }
+    (plan, starved_apps)
+}
+
+/// Every outstanding map and reduce ask of an app, loosest locality, lowest priority first
+/// (MapReduce's own order: re-run maps, reduces, maps).
+fn all_asks<'a>(candidate: &'a Candidate, reason: &'a str) -> impl Iterator<Item = PlanEntry> + 'a {
+    candidate
+        .app
+        .asks
+        .values()
+        .filter(|ask| {
+            matches!(
+                TaskKind::of_mapreduce_priority(ask.priority),
+                TaskKind::Map | TaskKind::Reduce
+            )
+        })
+        .map(move |ask| PlanEntry {
+            app: candidate.id.clone(),
+            priority: ask.priority,
+            locality: Locality::OffSwitch,
+            reason: reason.to_string(),
+        })
+}

@@ -1,0 +1,511 @@
+//! Named scenarios for the engine: each states a situation, feeds the events the shim would
+//! send, and checks the plan for one node offer.
+
+use rackwise_core::engine::{decode, encode};
+use rackwise_core::protocol::*;
+use rackwise_core::{CoreError, Engine};
+use std::collections::BTreeMap;
+
+const MAP: i32 = 20;
+const RERUN_MAP: i32 = 5;
+const REDUCE: i32 = 10;
+const GIB: u64 = 1 << 30;
+
+/// One ask of a test job: priority, containers, and the (rack, node) replicas of its splits.
+type TestAsk<'a> = (i32, u32, &'a [(u32, u32)]);
+
+/// A cluster of `racks` × `nodes_per_rack` nodes named `r<R>n<N>` on racks `/r<R>`, a queue
+/// `root.sw` steered by ShuffleWatcher and a queue `root.plain` left alone.
+struct TestEnv {
+    engine: Engine,
+    pending: Vec<Event>,
+    now_ms: u64,
+    containers: u32,
+}
+
+impl TestEnv {
+    fn new(racks: u32, nodes_per_rack: u32, settings: &[(&str, &str)]) -> TestEnv {
+        let config = EngineConfig {
+            settings: settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            queues: vec![
+                QueueSettings {
+                    queue: "root.sw".into(),
+                    rackwise: Some(BTreeMap::from([("policy".into(), "shufflewatcher".into())])),
+                },
+                QueueSettings {
+                    queue: "root.plain".into(),
+                    rackwise: None,
+                },
+            ],
+            learned: vec![],
+            source: "test".into(),
+        };
+        let mut env = TestEnv {
+            engine: Engine::new(&config).expect("valid config"),
+            pending: vec![],
+            now_ms: 1_000_000,
+            containers: 0,
+        };
+        for r in 1..=racks {
+            for n in 1..=nodes_per_rack {
+                env.pending.push(Event::NodeAdded {
+                    node: node(r, n),
+                    host: host(r, n),
+                    rack: rack(r),
+                    capacity: Resources {
+                        memory_mb: 8192,
+                        vcores: 8,
+                    },
+                });
+            }
+        }
+        env
+    }
+
+    fn submit(&mut self, app: &str, queue: &str, submit_ms: u64, tags: &[&str]) {
+        self.pending.push(Event::AppAdded {
+            app: AppId(app.into()),
+            name: format!("job-{app}"),
+            user: "alice".into(),
+            queue: queue.into(),
+            app_type: "MAPREDUCE".into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            submit_ms,
+        });
+    }
+
+    /// Replaces `app`'s ask table: (priority, count, hosts with a replica of the splits).
+    fn asks(&mut self, app: &str, asks: &[TestAsk]) {
+        let asks = asks
+            .iter()
+            .map(|(priority, count, replicas)| Ask {
+                priority: Priority(*priority),
+                any: *count,
+                resources: Resources {
+                    memory_mb: 1024,
+                    vcores: 1,
+                },
+                hosts: replicas
+                    .iter()
+                    .map(|(r, n)| (host(*r, *n), *count))
+                    .collect(),
+                racks: replicas.iter().map(|(r, _)| (rack(*r), *count)).collect(),
+            })
+            .collect();
+        self.pending.push(Event::Asks {
+            app: AppId(app.into()),
+            asks,
+        });
+    }
+
+    fn run(&mut self, app: &str, priority: i32, r: u32, n: u32, locality: Locality) -> ContainerId {
+        self.containers += 1;
+        let container = ContainerId(format!("container_{}", self.containers));
+        self.pending.push(Event::ContainerAllocated {
+            app: AppId(app.into()),
+            container: container.clone(),
+            node: node(r, n),
+            priority: Priority(priority),
+            locality,
+            resources: Resources {
+                memory_mb: 1024,
+                vcores: 1,
+            },
+            time_ms: self.now_ms,
+        });
+        container
+    }
+
+    fn finish(&mut self, app: &str, container: ContainerId) {
+        self.pending.push(Event::ContainerFinished {
+            app: AppId(app.into()),
+            container,
+            time_ms: self.now_ms,
+        });
+    }
+
+    fn stats(&mut self, app: &str, maps: u32, done: u32, reduces: u32, input: u64, output: u64) {
+        self.pending.push(Event::JobStats {
+            app: AppId(app.into()),
+            maps_total: maps,
+            maps_completed: done,
+            reduces_total: reduces,
+            map_input_bytes: input,
+            map_output_bytes: output,
+        });
+    }
+
+    fn offer(&mut self, r: u32, n: u32) -> OfferResponse {
+        let request = OfferRequest {
+            now_ms: self.now_ms,
+            events: std::mem::take(&mut self.pending),
+            node: NodeOffer {
+                node: node(r, n),
+                unallocated: Resources {
+                    memory_mb: 8192,
+                    vcores: 8,
+                },
+                utilization: None,
+            },
+        };
+        self.engine.offer(&request)
+    }
+}
+
+fn node(r: u32, n: u32) -> NodeId {
+    NodeId(format!("{}:8041", host(r, n)))
+}
+fn host(r: u32, n: u32) -> String {
+    format!("r{r}n{n}")
+}
+fn rack(r: u32) -> RackName {
+    RackName(format!("/r{r}"))
+}
+
+/// The plan of `queue` as "app:priority:locality" strings, in rank order.
+fn ranking(response: &OfferResponse, queue: &str) -> Vec<String> {
+    response
+        .plan
+        .queues
+        .iter()
+        .find(|q| q.queue == queue)
+        .map(|q| {
+            q.entries
+                .iter()
+                .map(|e| {
+                    let locality = match e.locality {
+                        Locality::NodeLocal => "node",
+                        Locality::RackLocal => "rack",
+                        Locality::OffSwitch => "any",
+                    };
+                    format!("{}:{}:{locality}", e.app.0, e.priority.0)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Two jobs in the steered queue on two racks: `heavy` (hinted ratio 3) with maps whose
+/// splits live on r1n1, and `light` (hinted ratio 0.2); both have maps and reduces pending.
+fn two_jobs(settings: &[(&str, &str)]) -> TestEnv {
+    let mut env = TestEnv::new(2, 2, settings);
+    env.submit("heavy", "root.sw", 100, &["rackwise.shuffle-ratio=3"]);
+    env.submit("light", "root.sw", 200, &["rackwise.shuffle-ratio=0.2"]);
+    env.asks("heavy", &[(MAP, 4, &[(1, 1)]), (REDUCE, 2, &[])]);
+    env.asks("light", &[(MAP, 4, &[(2, 1)]), (REDUCE, 2, &[])]);
+    env
+}
+
+/// Running reduces of a shuffle-heavy job on rack 2 whose maps finished on rack 1 pull their
+/// input across rack 1's link; with a 100 Mbit/s link and 200 Mbit/s per fetch it saturates.
+fn saturate_rack_one(env: &mut TestEnv) {
+    env.submit("bulk", "root.plain", 50, &["rackwise.shuffle-ratio=5"]);
+    for _ in 0..4 {
+        let map = env.run("bulk", MAP, 1, 2, Locality::NodeLocal);
+        env.finish("bulk", map);
+    }
+    env.stats("bulk", 4, 4, 2, 4 * GIB, 20 * GIB);
+    env.run("bulk", REDUCE, 2, 1, Locality::OffSwitch);
+    env.run("bulk", REDUCE, 2, 2, Locality::OffSwitch);
+}
+
+#[test]
+fn saturated_rack_gets_maps_first_local_before_remote_then_light_reduces_then_heavy() {
+    let mut env = two_jobs(&[("yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "100")]);
+    saturate_rack_one(&mut env);
+    let response = env.offer(1, 1);
+    assert!(
+        response.diagnostics.rack_saturated,
+        "{:?}",
+        response.diagnostics
+    );
+    assert_eq!(
+        ranking(&response, "root.sw"),
+        [
+            "heavy:20:node", // line 5: data-local map
+            "heavy:20:rack", // line 5: rack-local map
+            "heavy:20:any",  // line 6: any map, by job arrival
+            "light:20:any",
+            "light:10:any", // line 7: reduce of a shuffle-light job
+            "heavy:10:any", // line 9: any reduce
+        ]
+    );
+}
+
+#[test]
+fn unsaturated_rack_gets_heavy_reduces_first_then_light_reduces_then_maps() {
+    let mut env = two_jobs(&[]);
+    let response = env.offer(2, 1);
+    assert!(!response.diagnostics.rack_saturated);
+    assert_eq!(
+        ranking(&response, "root.sw"),
+        [
+            "heavy:10:any",  // line 14: reduce of a shuffle-heavy job
+            "light:10:any",  // line 15: any reduce
+            "light:20:node", // lines 16-18: maps, data-local first
+            "light:20:rack",
+            "heavy:20:any",
+            "light:20:any",
+        ]
+    );
+}
+
+#[test]
+fn ties_inside_a_category_go_by_job_arrival_then_id() {
+    let mut env = TestEnv::new(1, 1, &[]);
+    env.submit("b-late", "root.sw", 300, &[]);
+    env.submit("c-early", "root.sw", 100, &[]);
+    env.submit("a-early", "root.sw", 100, &[]);
+    for app in ["b-late", "c-early", "a-early"] {
+        env.asks(app, &[(REDUCE, 1, &[])]);
+    }
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.sw"),
+        ["a-early:10:any", "c-early:10:any", "b-late:10:any"]
+    );
+}
+
+#[test]
+fn rerun_maps_rank_with_maps_and_before_the_normal_map_ask_of_their_job() {
+    let mut env = TestEnv::new(1, 1, &[]);
+    env.submit("j", "root.sw", 1, &[]);
+    env.asks("j", &[(MAP, 2, &[]), (RERUN_MAP, 1, &[])]);
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.sw"),
+        ["j:5:any", "j:20:any"]
+    );
+}
+
+#[test]
+fn non_mapreduce_apps_apps_awaiting_their_am_and_unsteered_queues_are_left_alone() {
+    let mut env = TestEnv::new(1, 1, &[]);
+    env.submit("plain", "root.plain", 1, &[]);
+    env.asks("plain", &[(REDUCE, 1, &[])]);
+    env.submit("waiting-am", "root.sw", 2, &[]);
+    env.asks("waiting-am", &[(0, 1, &[])]);
+    env.pending.push(Event::AppAdded {
+        app: AppId("spark".into()),
+        name: "spark".into(),
+        user: "bob".into(),
+        queue: "root.sw".into(),
+        app_type: "SPARK".into(),
+        tags: vec![],
+        submit_ms: 3,
+    });
+    env.asks("spark", &[(REDUCE, 1, &[])]);
+    let response = env.offer(1, 1);
+    assert!(response.plan.queues.is_empty(), "{:?}", response.plan);
+}
+
+#[test]
+fn an_app_waiting_longer_than_the_guard_goes_first_with_all_its_asks() {
+    let mut env = TestEnv::new(
+        2,
+        1,
+        &[("yarn.scheduler.rackwise.starvation-guard-ms", "10000")],
+    );
+    env.submit("old", "root.sw", 1, &["rackwise.shuffle-ratio=0.1"]);
+    env.submit("young", "root.sw", 2, &["rackwise.shuffle-ratio=9"]);
+    env.asks("old", &[(MAP, 1, &[(2, 1)])]);
+    env.asks("young", &[(REDUCE, 1, &[])]);
+    let first = env.offer(1, 1);
+    assert_eq!(ranking(&first, "root.sw")[0], "young:10:any");
+    assert!(first.diagnostics.starved.is_empty());
+
+    env.now_ms += 10_001;
+    let later = env.offer(1, 1);
+    assert_eq!(
+        later.diagnostics.starved.len(),
+        2,
+        "both have waited past the guard"
+    );
+    assert_eq!(
+        ranking(&later, "root.sw")[..2],
+        ["old:20:any", "young:10:any"]
+    );
+
+    // A container for `old` restarts its clock; `young` stays starved.
+    env.run("old", MAP, 1, 1, Locality::OffSwitch);
+    env.asks("old", &[(MAP, 1, &[(2, 1)])]);
+    let after = env.offer(1, 1);
+    assert_eq!(after.diagnostics.starved, [AppId("young".into())]);
+}
+
+#[test]
+fn counters_turn_a_job_heavy_and_its_ratio_is_learned_for_the_next_run() {
+    let mut env = TestEnv::new(1, 1, &[]);
+    env.submit("run1", "root.sw", 1, &[]);
+    env.submit("other", "root.sw", 2, &["rackwise.shuffle-ratio=1.5"]);
+    env.asks("run1", &[(REDUCE, 1, &[])]);
+    env.asks("other", &[(REDUCE, 1, &[])]);
+    // Prior 1.0 is not heavy, so the hinted-heavy job goes first when unsaturated.
+    assert_eq!(ranking(&env.offer(1, 1), "root.sw")[0], "other:10:any");
+
+    env.stats("run1", 10, 5, 1, 5 * GIB, 10 * GIB);
+    assert_eq!(ranking(&env.offer(1, 1), "root.sw")[0], "run1:10:any");
+
+    env.pending.push(Event::AppRemoved {
+        app: AppId("run1".into()),
+    });
+    let removed = env.offer(1, 1);
+    assert_eq!(
+        removed.learned,
+        [LearnedRatio {
+            job_name: "job-run1".into(),
+            ratio: 2.0,
+            runs: 1
+        }]
+    );
+
+    // The next run of the same job name starts heavy, from what the first one taught; with
+    // the prior it would be light and rank behind `other`.
+    env.pending.push(Event::AppAdded {
+        app: AppId("run2".into()),
+        name: "job-run1".into(),
+        user: "alice".into(),
+        queue: "root.sw".into(),
+        app_type: "MAPREDUCE".into(),
+        tags: vec![],
+        submit_ms: 0,
+    });
+    env.asks("run2", &[(REDUCE, 1, &[])]);
+    assert_eq!(ranking(&env.offer(1, 1), "root.sw")[0], "run2:10:any");
+}
+
+#[test]
+fn learned_history_given_at_start_seeds_recurring_jobs() {
+    let config = EngineConfig {
+        queues: vec![QueueSettings {
+            queue: "root".into(),
+            rackwise: Some(BTreeMap::from([("policy".into(), "shufflewatcher".into())])),
+        }],
+        learned: vec![LearnedRatio {
+            job_name: "nightly".into(),
+            ratio: 4.0,
+            runs: 7,
+        }],
+        ..EngineConfig::default()
+    };
+    let mut engine = Engine::new(&config).unwrap();
+    let request = OfferRequest {
+        now_ms: 1,
+        events: vec![
+            Event::NodeAdded {
+                node: NodeId("h:1".into()),
+                host: "h".into(),
+                rack: RackName("/r".into()),
+                capacity: Resources {
+                    memory_mb: 1,
+                    vcores: 1,
+                },
+            },
+            Event::AppAdded {
+                app: AppId("a".into()),
+                name: "nightly".into(),
+                user: "u".into(),
+                queue: "root.default".into(),
+                app_type: "MAPREDUCE".into(),
+                tags: vec![],
+                submit_ms: 0,
+            },
+        ],
+        node: NodeOffer {
+            node: NodeId("h:1".into()),
+            unallocated: Resources::default(),
+            utilization: None,
+        },
+    };
+    engine.offer(&request);
+    let job = &engine.state().apps[&AppId("a".into())].job;
+    assert_eq!(job.estimate.ratio, 4.0);
+}
+
+#[test]
+fn model_saturation_ends_once_the_shuffle_would_have_been_fetched() {
+    let mut env = TestEnv::new(
+        2,
+        2,
+        &[("yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "100")],
+    );
+    saturate_rack_one(&mut env);
+    let busy = env.offer(1, 1);
+    // Two reduces each pull 200 Mbit/s, all of it from rack 1: 400 of 100 Mbit/s outbound.
+    assert!(
+        (busy.diagnostics.rack_utilization - 4.0).abs() < 1e-9,
+        "{:?}",
+        busy.diagnostics
+    );
+    // Each reduce fetches 10 GiB at 200 Mbit/s: done after 429.5 s.
+    env.now_ms += 429_000;
+    assert!(env.offer(1, 1).diagnostics.rack_saturated);
+    env.now_ms += 1_000;
+    assert!(!env.offer(1, 1).diagnostics.rack_saturated);
+}
+
+#[test]
+fn a_fresh_measured_rack_load_overrides_the_model_and_a_stale_one_does_not() {
+    let mut env = two_jobs(&[("yarn.scheduler.rackwise.netsat.feed-max-age-ms", "5000")]);
+    env.pending.push(Event::RackLoad {
+        rack: rack(1),
+        utilization: 0.95,
+        time_ms: env.now_ms,
+    });
+    assert!(env.offer(1, 1).diagnostics.rack_saturated);
+    env.now_ms += 5_001;
+    assert!(!env.offer(1, 1).diagnostics.rack_saturated);
+}
+
+#[test]
+fn the_same_events_give_the_same_response_bytes() {
+    let run = || {
+        let mut env = two_jobs(&[("yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "100")]);
+        saturate_rack_one(&mut env);
+        encode(&env.offer(1, 1))
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn an_offer_for_an_unknown_node_is_left_to_fairscheduler() {
+    let mut env = two_jobs(&[]);
+    let response = env.offer(9, 9);
+    assert!(response.plan.queues.is_empty());
+    assert_eq!(response.diagnostics.rack, None);
+}
+
+#[test]
+fn malformed_and_unknown_fields_are_protocol_errors() {
+    assert!(matches!(
+        decode::<OfferRequest>(b"{not json"),
+        Err(CoreError::Protocol(_))
+    ));
+    let extra = br#"{"now_ms":1,"events":[],"node":{"node":"n","unallocated":{"memory_mb":1,"vcores":1}},"surprise":1}"#;
+    match decode::<OfferRequest>(extra) {
+        Err(CoreError::Protocol(message)) => assert!(message.contains("surprise"), "{message}"),
+        other => panic!("expected a protocol error, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_refused_reconfiguration_keeps_the_previous_settings() {
+    let mut env = two_jobs(&[("yarn.scheduler.rackwise.netsat.threshold", "0.5")]);
+    let bad = EngineConfig {
+        settings: BTreeMap::from([(
+            "yarn.scheduler.rackwise.netsat.threshold".to_string(),
+            "2".to_string(),
+        )]),
+        ..EngineConfig::default()
+    };
+    assert!(matches!(
+        env.engine.reconfigure(&bad),
+        Err(CoreError::Config(_))
+    ));
+    assert_eq!(env.engine.settings().netsat.threshold, 0.5);
+    assert!(
+        !env.offer(1, 1).plan.queues.is_empty(),
+        "queue policies kept too"
+    );
+}
