@@ -1,0 +1,68 @@
+package io.rackwise.yarn.stats;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import java.io.IOException;
+import java.util.Objects;
+
+/**
+ * One reading of a MapReduce job's progress and byte counters, as read from its
+ * ApplicationMaster. Immutable, so the poller thread can hand it to the scheduler thread
+ * without copying or locking.
+ *
+ * <p>This is the Java side of the core's {@code Event::JobStats}
+ * ({@code native/rackwise-core/src/protocol.rs}); {@link #writeJson} writes it in that shape.
+ *
+ * @param appId          the YARN application id, e.g. {@code application_1700000000000_0001}
+ * @param mapsTotal      map tasks of the job ({@code mapsTotal} of the AM's job resource)
+ * @param mapsCompleted  map tasks that have finished, whether they succeeded, failed or were
+ *                       killed (that is how the AM counts {@code mapsCompleted})
+ * @param reducesTotal   reduce tasks of the job
+ * @param mapInputBytes  {@code FileInputFormatCounter.BYTES_READ}, map side. The AM sums the
+ *                       counters of every map that has reported, running ones included
+ * @param mapOutputBytes {@code TaskCounter.MAP_OUTPUT_MATERIALIZED_BYTES}, map side. A map
+ *                       only counts these once it writes its final output, so in practice
+ *                       this covers the completed maps
+ */
+public record JobStats(
+    String appId,
+    int mapsTotal,
+    int mapsCompleted,
+    int reducesTotal,
+    long mapInputBytes,
+    long mapOutputBytes) {
+
+  /** The {@code type} tag of the core's event. */
+  public static final String EVENT_TYPE = "job_stats";
+
+  public JobStats {
+    Objects.requireNonNull(appId, "appId");
+    // The core's fields are unsigned. A negative value would be refused there and fail the
+    // whole offer, so it is refused here, where the bad reading can simply be dropped.
+    if (mapsTotal < 0 || mapsCompleted < 0 || reducesTotal < 0
+        || mapInputBytes < 0 || mapOutputBytes < 0) {
+      throw new IllegalArgumentException("negative figure in job stats of " + appId
+          + ": maps_total=" + mapsTotal + " maps_completed=" + mapsCompleted
+          + " reduces_total=" + reducesTotal + " map_input_bytes=" + mapInputBytes
+          + " map_output_bytes=" + mapOutputBytes);
+    }
+  }
+
+  /**
+   * Writes this reading as one core event object:
+   * {@code {"type":"job_stats","app":...,"maps_total":...,"maps_completed":...,
+   * "reduces_total":...,"map_input_bytes":...,"map_output_bytes":...}}.
+   * The generator is left positioned after the object, so the caller can write it as one
+   * element of its {@code events} array.
+   */
+  public void writeJson(JsonGenerator gen) throws IOException {
+    gen.writeStartObject();
+    gen.writeStringField("type", EVENT_TYPE);
+    gen.writeStringField("app", appId);
+    gen.writeNumberField("maps_total", mapsTotal);
+    gen.writeNumberField("maps_completed", mapsCompleted);
+    gen.writeNumberField("reduces_total", reducesTotal);
+    gen.writeNumberField("map_input_bytes", mapInputBytes);
+    gen.writeNumberField("map_output_bytes", mapOutputBytes);
+    gen.writeEndObject();
+  }
+}

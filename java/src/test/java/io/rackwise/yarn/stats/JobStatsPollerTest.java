@@ -1,0 +1,463 @@
+package io.rackwise.yarn.stats;
+
+import static io.rackwise.yarn.stats.FakeProxyServer.countersPath;
+import static io.rackwise.yarn.stats.FakeProxyServer.jobPath;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.rackwise.yarn.stats.FakeProxyServer.Answer;
+import java.io.StringWriter;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+class JobStatsPollerTest {
+
+  private static final long CLUSTER_TS = 1700000000000L;
+  private static final ApplicationId APP = ApplicationId.newInstance(CLUSTER_TS, 7);
+  private static final ApplicationId OTHER = ApplicationId.newInstance(CLUSTER_TS, 8);
+
+  private FakeProxyServer server;
+  private final List<JobStatsPoller> pollers = new ArrayList<>();
+  private final CountDownLatch releaseHung = new CountDownLatch(1);
+
+  @BeforeEach
+  void startServer() throws Exception {
+    server = new FakeProxyServer();
+  }
+
+  @AfterEach
+  void stopEverything() {
+    releaseHung.countDown();
+    pollers.forEach(JobStatsPoller::stop);
+    server.close();
+    // Every poller was stopped above; none may leave its thread behind.
+    assertNoPollerThread();
+  }
+
+  private JobStatsPoller poller(long intervalMs, int timeoutMs) {
+    JobStatsPoller p = new JobStatsPoller(server::baseUrl, intervalMs, timeoutMs);
+    pollers.add(p);
+    return p;
+  }
+
+  @Test
+  void readsFiguresFromJobAndCountersResources() {
+    server.serveJob(APP, 40, 12, 5, 1_234_567_890L, 987_654_321L);
+    JobStatsPoller p = poller(60_000, 2000);
+    assertTrue(p.track(APP, "MAPREDUCE"));
+
+    p.pollOnce();
+
+    List<JobStats> got = p.drain();
+    assertEquals(List.of(new JobStats(APP.toString(), 40, 12, 5, 1_234_567_890L,
+        987_654_321L)), got);
+    assertEquals(0, p.pollFailures());
+    assertEquals(1, server.hits(jobPath(APP)));
+    assertEquals(1, server.hits(countersPath(APP)));
+    // The AM resources produce XML too; the poller must ask for JSON.
+    assertTrue(server.acceptHeaders.stream().allMatch(h -> h.equals("application/json")),
+        server.acceptHeaders.toString());
+  }
+
+  @Test
+  void jobIdCarriesTheApplicationNumbers() {
+    assertEquals("job_1700000000000_0007", JobStatsPoller.jobIdOf(APP));
+    assertEquals("job_1700000000000_12345",
+        JobStatsPoller.jobIdOf(ApplicationId.newInstance(CLUSTER_TS, 12345)));
+    // The MR client derives the job id from the application id the same way.
+    ApplicationId big = ApplicationId.newInstance(CLUSTER_TS, 123456);
+    assertEquals(big.toString().replace("application_", "job_"), JobStatsPoller.jobIdOf(big));
+  }
+
+  @Test
+  void unchangedFiguresAreNotEmittedAgain() {
+    server.serveJob(APP, 10, 2, 1, 1000, 500);
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+
+    p.pollOnce();
+    assertEquals(1, p.drain().size());
+    p.pollOnce();
+    p.pollOnce();
+    assertEquals(List.of(), p.drain());
+
+    server.serveJob(APP, 10, 3, 1, 1500, 700);
+    p.pollOnce();
+    assertEquals(List.of(new JobStats(APP.toString(), 10, 3, 1, 1500, 700)), p.drain());
+    assertEquals(2, p.emittedCount());
+  }
+
+  @Test
+  void onlyTheNewestUndrainedReadingIsHandedOver() {
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+    server.serveJob(APP, 10, 1, 1, 100, 10);
+    p.pollOnce();
+    server.serveJob(APP, 10, 2, 1, 200, 20);
+    p.pollOnce();
+    assertEquals(List.of(new JobStats(APP.toString(), 10, 2, 1, 200, 20)), p.drain());
+  }
+
+  @Test
+  void drainOrdersByApplication() {
+    JobStatsPoller p = poller(60_000, 2000);
+    server.serveJob(OTHER, 2, 0, 1, 0, 0);
+    server.serveJob(APP, 3, 0, 1, 0, 0);
+    p.track(OTHER);
+    p.track(APP);
+    p.pollOnce();
+    List<String> apps = p.drain().stream().map(JobStats::appId).toList();
+    assertEquals(List.of(APP.toString(), OTHER.toString()), apps);
+  }
+
+  @Test
+  void onlyMapReduceAppsAreTracked() {
+    JobStatsPoller p = poller(60_000, 2000);
+    assertFalse(p.track(APP, "SPARK"));
+    assertFalse(p.track(APP, null));
+    assertEquals(0, p.trackedCount());
+    // RM clients compare application types case-insensitively; so do we.
+    assertTrue(p.track(APP, "mapreduce"));
+    assertEquals(1, p.trackedCount());
+  }
+
+  /** Answers that must count as "unknown now", never as figures (let alone zeros). */
+  static Stream<Arguments> unusableAnswers() {
+    String html = "<html><head><title>Application</title></head><body>AM not up</body></html>";
+    return Stream.of(
+        Arguments.of("404 HTML (proxy: no such app)",
+            (Consumer<FakeProxyServer>) s -> s.put(jobPath(APP),
+                Answer.of(404, "text/html; charset=utf-8", html))),
+        Arguments.of("404 JSON RemoteException (AM: no such job)",
+            (Consumer<FakeProxyServer>) s -> s.put(jobPath(APP),
+                Answer.of(404, "application/json",
+                    "{\"RemoteException\":{\"exception\":\"NotFoundException\","
+                        + "\"message\":\"java.lang.Exception: job, x, is not found\","
+                        + "\"javaClassName\":\"org.apache.hadoop.yarn.webapp.NotFoundException\""
+                        + "}}"))),
+        Arguments.of("500",
+            (Consumer<FakeProxyServer>) s -> s.put(jobPath(APP),
+                Answer.of(500, "text/plain", "boom"))),
+        Arguments.of("200 HTML (RM app page)",
+            (Consumer<FakeProxyServer>) s -> s.put(jobPath(APP),
+                Answer.of(200, "text/html; charset=utf-8", html))),
+        Arguments.of("302 redirect to the RM app page",
+            (Consumer<FakeProxyServer>) s -> s.put(jobPath(APP),
+                Answer.redirect("/cluster/app/" + APP))),
+        Arguments.of("JSON content type, not JSON",
+            (Consumer<FakeProxyServer>) s -> s.put(jobPath(APP),
+                Answer.of(200, "application/json", html))),
+        Arguments.of("JSON without a job object",
+            (Consumer<FakeProxyServer>) s -> s.put(jobPath(APP),
+                Answer.json("{\"jobs\":{\"job\":[]}}"))),
+        Arguments.of("job object without mapsTotal",
+            (Consumer<FakeProxyServer>) s -> s.put(jobPath(APP),
+                Answer.json("{\"job\":{\"id\":\"x\",\"state\":\"RUNNING\","
+                    + "\"mapsCompleted\":1,\"reducesTotal\":1}}"))),
+        Arguments.of("negative figure",
+            (Consumer<FakeProxyServer>) s -> s.put(jobPath(APP),
+                Answer.json(FakeProxyServer.jobJson(APP, "RUNNING", 10, -1, 1)))),
+        Arguments.of("counters resource fails while the job resource works",
+            (Consumer<FakeProxyServer>) s -> s.put(countersPath(APP),
+                Answer.of(500, "text/html", html))),
+        Arguments.of("counters JSON without jobCounters",
+            (Consumer<FakeProxyServer>) s -> s.put(countersPath(APP),
+                Answer.json("{\"counterGroup\":[]}"))),
+        Arguments.of("counter value not a number",
+            (Consumer<FakeProxyServer>) s -> s.put(countersPath(APP),
+                Answer.json(FakeProxyServer.countersJson(APP, 1, 1)
+                    .replace("\"mapCounterValue\":1,", "\"mapCounterValue\":\"lots\",")))));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("unusableAnswers")
+  void unusableAnswerEmitsNothingAndIsCounted(String name, Consumer<FakeProxyServer> breakIt) {
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+    server.serveJob(APP, 10, 4, 2, 4000, 9000);
+    p.pollOnce();
+    JobStats before = p.drain().get(0);
+
+    // Figures change behind a broken answer; nothing (in particular no zeros) may come out.
+    server.serveJob(APP, 10, 6, 2, 6000, 12000);
+    breakIt.accept(server);
+    p.pollOnce();
+    p.pollOnce();
+    assertEquals(List.of(), p.drain());
+    assertEquals(2, p.pollFailures());
+    assertEquals(1, p.emittedCount());
+
+    // Once the AM answers properly again, figures flow again.
+    server.serveJob(APP, 10, 6, 2, 6000, 12000);
+    p.pollOnce();
+    List<JobStats> after = p.drain();
+    assertEquals(1, after.size());
+    assertEquals(6, after.get(0).mapsCompleted());
+    assertEquals(before.mapsTotal(), after.get(0).mapsTotal());
+    assertEquals(2, p.pollFailures());
+  }
+
+  @Test
+  void redirectsAreNotFollowed() {
+    server.put(jobPath(APP), Answer.redirect("/cluster/app/" + APP));
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+    p.pollOnce();
+    assertEquals(1, server.hits(jobPath(APP)));
+    assertEquals(0, server.hits("/cluster/app/" + APP));
+    assertEquals(1, p.pollFailures());
+  }
+
+  @Test
+  void aHungAmTimesOutAndOtherAppsStillGetPolled() {
+    server.put(jobPath(APP), Answer.hang(releaseHung, "{}"));
+    server.serveJob(OTHER, 5, 5, 1, 10, 20);
+    JobStatsPoller p = poller(60_000, 300);
+    p.track(APP);
+    p.track(OTHER);
+
+    long start = System.nanoTime();
+    p.pollOnce();
+    long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+    assertTrue(tookMs < 5_000, "a poll cycle must be bounded by the timeout, took " + tookMs);
+    assertEquals(1, p.pollFailures());
+    assertEquals(List.of(new JobStats(OTHER.toString(), 5, 5, 1, 10, 20)), p.drain());
+  }
+
+  @Test
+  void jobNotYetInitialisedGivesNothingButIsNoFailure() {
+    // A NEW job has no task objects yet, so its mapsTotal of 0 means "not decided".
+    server.put(jobPath(APP), Answer.json(FakeProxyServer.jobJson(APP, "NEW", 0, 0, 0)));
+    server.put(countersPath(APP), Answer.json(FakeProxyServer.countersJson(APP, 0, 0)));
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+    p.pollOnce();
+    assertEquals(List.of(), p.drain());
+    assertEquals(0, p.pollFailures());
+    assertEquals(0, server.hits(countersPath(APP)));
+  }
+
+  @Test
+  void countersNotReportedYetReadAsZero() {
+    // A valid counters document without the groups: no task has counted such bytes yet (or
+    // the input format is not file based). That is a real reading, unlike a failed answer.
+    server.put(jobPath(APP), Answer.json(FakeProxyServer.jobJson(APP, "RUNNING", 3, 0, 1)));
+    server.put(countersPath(APP), Answer.json(
+        "{\"jobCounters\":{\"id\":\"" + JobStatsPoller.jobIdOf(APP) + "\",\"counterGroup\":["
+            + "{\"counterGroupName\":\"org.apache.hadoop.mapreduce.JobCounter\",\"counter\":["
+            + "{\"name\":\"TOTAL_LAUNCHED_MAPS\",\"totalCounterValue\":3,"
+            + "\"mapCounterValue\":0,\"reduceCounterValue\":0}]}]}}"));
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+    p.pollOnce();
+    assertEquals(List.of(new JobStats(APP.toString(), 3, 0, 1, 0, 0)), p.drain());
+  }
+
+  @Test
+  void singleElementListsWrittenAsObjectsAreAccepted() {
+    server.put(jobPath(APP), Answer.json(FakeProxyServer.jobJson(APP, "RUNNING", 3, 1, 1)));
+    server.put(countersPath(APP), Answer.json(
+        "{\"jobCounters\":{\"id\":\"x\",\"counterGroup\":"
+            + "{\"counterGroupName\":\"org.apache.hadoop.mapreduce.TaskCounter\",\"counter\":"
+            + "{\"name\":\"MAP_OUTPUT_MATERIALIZED_BYTES\",\"totalCounterValue\":9,"
+            + "\"mapCounterValue\":8,\"reduceCounterValue\":1}}}}"));
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+    p.pollOnce();
+    assertEquals(List.of(new JobStats(APP.toString(), 3, 1, 1, 0, 8)), p.drain());
+  }
+
+  @Test
+  void untrackStopsPollingAndDropsTheUnreadReading() {
+    server.serveJob(APP, 10, 1, 1, 100, 10);
+    server.serveJob(OTHER, 10, 1, 1, 100, 10);
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+    p.track(OTHER);
+    p.pollOnce();
+    int hitsBefore = server.hits(jobPath(APP));
+
+    p.untrack(APP);
+    List<JobStats> got = p.drain();
+    assertEquals(List.of(OTHER.toString()), got.stream().map(JobStats::appId).toList());
+
+    server.serveJob(APP, 10, 2, 1, 200, 20);
+    p.pollOnce();
+    assertEquals(hitsBefore, server.hits(jobPath(APP)));
+    assertEquals(List.of(), p.drain());
+    assertEquals(1, p.trackedCount());
+  }
+
+  @Test
+  void noBaseUrlSkipsTheCycleQuietly() {
+    JobStatsPoller p = new JobStatsPoller(() -> null, 60_000, 2000);
+    pollers.add(p);
+    p.track(APP);
+    p.pollOnce();
+    assertEquals(0, server.totalHits());
+    assertEquals(0, p.pollFailures());
+    assertEquals(List.of(), p.drain());
+  }
+
+  @Test
+  void backgroundThreadKeepsPollingThroughFailures() throws Exception {
+    server.put(jobPath(APP), Answer.of(500, "text/plain", "down"));
+    server.serveJob(OTHER, 4, 1, 2, 40, 80);
+    JobStatsPoller p = poller(20, 1000);
+    p.track(APP);
+    p.track(OTHER);
+    p.start();
+    p.start(); // idempotent while running
+
+    List<JobStats> seen = new ArrayList<>();
+    awaitTrue(() -> {
+      seen.addAll(p.drain());
+      return p.pollCycles() >= 3 && p.pollFailures() >= 3 && !seen.isEmpty();
+    }, "three cycles with failures of one app and a reading of the other");
+    assertEquals(List.of(new JobStats(OTHER.toString(), 4, 1, 2, 40, 80)), seen);
+    assertTrue(pollerThreadAlive(), "a failing AM must not kill the thread");
+
+    server.serveJob(APP, 9, 9, 1, 90, 30);
+    awaitTrue(() -> p.drain().stream().anyMatch(s -> s.appId().equals(APP.toString())),
+        "the recovered app's reading");
+
+    p.stop();
+    assertFalse(pollerThreadAlive());
+    long cycles = p.pollCycles();
+    Thread.sleep(100);
+    assertEquals(cycles, p.pollCycles(), "no polling after stop()");
+    p.stop(); // idempotent
+    assertThrows(IllegalStateException.class, p::start);
+  }
+
+  @Test
+  void stopCutsAHungRequestShort() throws Exception {
+    server.put(jobPath(APP), Answer.hang(releaseHung, "{}"));
+    JobStatsPoller p = poller(10, 20_000);
+    p.track(APP);
+    p.start();
+    assertTrue(server.hangEntered.await(10, java.util.concurrent.TimeUnit.SECONDS));
+
+    long start = System.nanoTime();
+    p.stop();
+    long tookMs = (System.nanoTime() - start) / 1_000_000;
+
+    assertFalse(pollerThreadAlive());
+    assertTrue(tookMs < 5_000, "stop() waited " + tookMs + " ms for a hung AM");
+  }
+
+  @Test
+  void stopWithoutStartIsHarmless() {
+    JobStatsPoller p = poller(1000, 1000);
+    p.stop();
+    p.close();
+    assertThrows(IllegalStateException.class, p::start);
+  }
+
+  @Test
+  void configurationGivesTheProxyAddress() {
+    Configuration conf = new YarnConfiguration();
+    conf.set(YarnConfiguration.PROXY_ADDRESS, "proxy.example.com:9046");
+    assertEquals("http://proxy.example.com:9046", JobStatsPoller.proxyBaseUrl(conf));
+
+    conf.unset(YarnConfiguration.PROXY_ADDRESS);
+    conf.set(YarnConfiguration.RM_WEBAPP_ADDRESS, "127.0.0.1:" + server.port());
+    String viaRm = JobStatsPoller.proxyBaseUrl(conf);
+    assertTrue(viaRm.startsWith("http://") && viaRm.endsWith(":" + server.port()), viaRm);
+
+    conf.set(YarnConfiguration.YARN_HTTP_POLICY_KEY, "HTTPS_ONLY");
+    assertNull(JobStatsPoller.proxyBaseUrl(conf), "HTTPS is not supported yet");
+  }
+
+  @Test
+  void pollerFromConfigurationPollsThroughTheRmWebApp() {
+    Configuration conf = new YarnConfiguration();
+    conf.set(YarnConfiguration.RM_WEBAPP_ADDRESS, "127.0.0.1:" + server.port());
+    conf.setLong(JobStatsPoller.POLL_INTERVAL_MS_KEY, 60_000);
+    conf.setInt(JobStatsPoller.TIMEOUT_MS_KEY, 1500);
+    server.serveJob(APP, 1, 1, 0, 5, 6);
+    JobStatsPoller p = JobStatsPoller.fromConfiguration(conf);
+    pollers.add(p);
+    p.track(APP);
+    p.pollOnce();
+    assertEquals(List.of(new JobStats(APP.toString(), 1, 1, 0, 5, 6)), p.drain());
+  }
+
+  @Test
+  void badSettingsAreRefused() {
+    assertThrows(IllegalArgumentException.class,
+        () -> new JobStatsPoller(server::baseUrl, 0, 1000));
+    assertThrows(IllegalArgumentException.class,
+        () -> new JobStatsPoller(server::baseUrl, 1000, 0));
+  }
+
+  @Test
+  void writesTheCoreEvent() throws Exception {
+    JobStats s = new JobStats(APP.toString(), 40, 12, 5, 5_000_000_000L, 7L);
+    StringWriter out = new StringWriter();
+    try (JsonGenerator gen = FakeProxyServer.JSON.getFactory().createGenerator(out)) {
+      gen.writeStartArray();
+      s.writeJson(gen);
+      gen.writeEndArray();
+    }
+    JsonNode event = FakeProxyServer.JSON.readTree(out.toString()).get(0);
+    assertEquals("job_stats", event.get("type").asText());
+    assertEquals(APP.toString(), event.get("app").asText());
+    assertEquals(40, event.get("maps_total").asInt());
+    assertEquals(12, event.get("maps_completed").asInt());
+    assertEquals(5, event.get("reduces_total").asInt());
+    assertEquals(5_000_000_000L, event.get("map_input_bytes").asLong());
+    assertEquals(7L, event.get("map_output_bytes").asLong());
+    assertEquals(7, event.size(), "no fields beyond the core's (it denies unknown fields)");
+  }
+
+  @Test
+  void negativeFiguresAreRefused() {
+    assertThrows(IllegalArgumentException.class,
+        () -> new JobStats("a", 1, -1, 0, 0, 0));
+    assertThrows(IllegalArgumentException.class,
+        () -> new JobStats("a", 1, 0, 0, 0, -5));
+  }
+
+  // ----------------------------------------------------------------- helpers
+
+  private static boolean pollerThreadAlive() {
+    return Thread.getAllStackTraces().keySet().stream()
+        .anyMatch(t -> t.getName().equals(JobStatsPoller.THREAD_NAME) && t.isAlive());
+  }
+
+  private static void assertNoPollerThread() {
+    assertFalse(pollerThreadAlive(), "a poller thread outlived its test");
+  }
+
+  private static void awaitTrue(BooleanSupplier condition, String what) throws Exception {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (System.nanoTime() < deadline) {
+      if (condition.getAsBoolean()) {
+        return;
+      }
+      Thread.sleep(10);
+    }
+    fail("timed out waiting for " + what);
+  }
+}
