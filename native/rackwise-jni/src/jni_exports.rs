@@ -29,7 +29,10 @@ impl From<jni::errors::Error> for BoundaryError {
         // Only argument and result conversion calls JNI here. Failures there mean Java passed
         // something unusable (a null array) or the JVM already has an exception pending (an
         // OutOfMemoryError), which the policy then lets through unchanged.
-        BoundaryError::protocol(format!("JNI argument or result conversion failed: {error}"))
+        match error {
+            jni::errors::Error::NullPtr(_) => BoundaryError::protocol("a byte[] argument is null"),
+            other => BoundaryError::protocol(format!("JNI argument or result conversion: {other}")),
+        }
     }
 }
 
