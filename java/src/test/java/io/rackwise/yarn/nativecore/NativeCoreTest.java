@@ -1,0 +1,189 @@
+package io.rackwise.yarn.nativecore;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every native method of the contract, once each way it can go: against the real library, in a
+ * JVM the build runs with {@code -Xcheck:jni}.
+ */
+class NativeCoreTest {
+  private static final byte[] CONFIG =
+      "{\"settings\":{},\"queues\":[],\"learned\":[],\"source\":\"test\"}".getBytes(UTF_8);
+  private static final byte[] REQUEST = ("{\"now_ms\":1,\"events\":[],\"node\":{\"node\":\"h1:1\","
+      + "\"unallocated\":{\"memory_mb\":1024,\"vcores\":1}}}").getBytes(UTF_8);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @BeforeAll
+  static void loadTheLibrary() {
+    NativeLibraryLoader.LoadResult result = NativeLibraryLoader.load();
+    if (!NativeLibraryLoaderTest.REQUIRED) {
+      assumeTrue(result.loaded(), result::message);
+    }
+    assertTrue(result.loaded(), result::message);
+  }
+
+  @Test
+  void createOfferReconfigureDestroy() throws Exception {
+    long handle = NativeCore.create(CONFIG);
+    assertNotEquals(0, handle);
+    try {
+      JsonNode response = JSON.readTree(NativeCore.offer(handle, REQUEST));
+      assertTrue(response.path("plan").path("queues").isArray(), response.toString());
+      assertTrue(response.path("diagnostics").isObject(), response.toString());
+      assertTrue(response.path("logs").isArray(), response.toString());
+      NativeCore.reconfigure(handle, CONFIG);
+    } finally {
+      NativeCore.destroy(handle);
+    }
+  }
+
+  @Test
+  void everyHandleIsNew() {
+    long first = NativeCore.create(CONFIG);
+    long second = NativeCore.create(CONFIG);
+    NativeCore.destroy(first);
+    NativeCore.destroy(second);
+    long third = NativeCore.create(CONFIG);
+    NativeCore.destroy(third);
+    assertTrue(first != second && third != first && third != second);
+  }
+
+  @Test
+  void aPanicBecomesAnExceptionAndTheJvmCarriesOn() throws Exception {
+    NativePanicException panic =
+        assertThrows(NativePanicException.class, NativeCore::verifyPanicGuard);
+    assertTrue(panic.getMessage().contains("deliberate panic"), panic.getMessage());
+    assertTrue(panic.getMessage().contains(".rs:"), "location: " + panic.getMessage());
+
+    assertThrows(NativePanicException.class, NativeCore::verifyPanicGuard);
+    try (NativeCore core = NativeCore.open(CONFIG)) {
+      assertTrue(JSON.readTree(core.offer(REQUEST)).has("plan"));
+    }
+  }
+
+  @Test
+  void malformedBytesAreProtocolErrors() {
+    assertThrows(NativeProtocolException.class, () -> NativeCore.create("{not json".getBytes(UTF_8)));
+    assertThrows(NativeProtocolException.class, () -> NativeCore.create(new byte[0]));
+    NativeProtocolException nullBytes =
+        assertThrows(NativeProtocolException.class, () -> NativeCore.create(null));
+    assertTrue(nullBytes.getMessage().contains("null"), nullBytes.getMessage());
+    long handle = NativeCore.create(CONFIG);
+    try {
+      assertThrows(NativeProtocolException.class,
+          () -> NativeCore.offer(handle, "{\"now_ms\":1}".getBytes(UTF_8)));
+      assertThrows(NativeProtocolException.class,
+          () -> NativeCore.offer(handle, new byte[] {(byte) 0xff, 0, 1}));
+      NativeProtocolException unknownField = assertThrows(NativeProtocolException.class,
+          () -> NativeCore.reconfigure(handle, "{\"colour\":\"blue\"}".getBytes(UTF_8)));
+      assertTrue(unknownField.getMessage().contains("colour"), unknownField.getMessage());
+      // A refused message leaves the engine usable.
+      assertDoesNotThrow(() -> NativeCore.offer(handle, REQUEST));
+    } finally {
+      NativeCore.destroy(handle);
+    }
+  }
+
+  @Test
+  void aRefusedConfigurationNamesTheKeyTheValueAndTheReason() {
+    byte[] bad = ("{\"settings\":{\"yarn.scheduler.rackwise.netsat.threshold\":\"1.5\"}}")
+        .getBytes(UTF_8);
+    NativeConfigException refused =
+        assertThrows(NativeConfigException.class, () -> NativeCore.create(bad));
+    assertTrue(refused.getMessage().contains("yarn.scheduler.rackwise.netsat.threshold"),
+        refused.getMessage());
+    assertTrue(refused.getMessage().contains("1.5"), refused.getMessage());
+
+    long handle = NativeCore.create(CONFIG);
+    try {
+      assertThrows(NativeConfigException.class, () -> NativeCore.reconfigure(handle, bad));
+      assertDoesNotThrow(() -> NativeCore.offer(handle, REQUEST));
+    } finally {
+      NativeCore.destroy(handle);
+    }
+  }
+
+  @Test
+  void zeroClosedAndMadeUpHandlesAreRefused() {
+    long closed = NativeCore.create(CONFIG);
+    NativeCore.destroy(closed);
+    for (long handle : new long[] {0, closed, 0x7fff_ffff_0000L, -1}) {
+      String which = "handle " + handle;
+      assertThrows(NativeHandleException.class, () -> NativeCore.offer(handle, REQUEST), which);
+      assertThrows(NativeHandleException.class,
+          () -> NativeCore.reconfigure(handle, CONFIG), which);
+      assertThrows(NativeHandleException.class, () -> NativeCore.destroy(handle), which);
+    }
+  }
+
+  @Test
+  void theOwnerDestroysOnceAndThenRefuses() {
+    NativeCore core = NativeCore.open(CONFIG);
+    assertFalse(core.isClosed());
+    assertDoesNotThrow(() -> core.offer(REQUEST));
+    core.close();
+    assertTrue(core.isClosed());
+    core.close();
+    NativeHandleException refused =
+        assertThrows(NativeHandleException.class, () -> core.offer(REQUEST));
+    assertTrue(refused.getMessage().contains("handle 0"), refused.getMessage());
+    assertThrows(NativeHandleException.class, () -> core.reconfigure(CONFIG));
+  }
+
+  @Test
+  void offersAndReloadsFromSeveralThreadsAreSerializedPerEngine() throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try (NativeCore core = NativeCore.open(CONFIG)) {
+      List<Callable<Integer>> work = new ArrayList<>();
+      for (int t = 0; t < 4; t++) {
+        boolean reloader = t == 0;
+        work.add(() -> {
+          int done = 0;
+          for (int i = 0; i < 200; i++) {
+            if (reloader) {
+              core.reconfigure(CONFIG);
+            } else {
+              JSON.readTree(core.offer(REQUEST));
+            }
+            done++;
+          }
+          return done;
+        });
+      }
+      for (Future<Integer> finished : pool.invokeAll(work)) {
+        assertEquals(200, finished.get());
+      }
+    } finally {
+      pool.shutdown();
+      assertTrue(pool.awaitTermination(10, TimeUnit.SECONDS));
+    }
+  }
+
+  @Test
+  void everyExceptionIsANativeCoreException() {
+    for (Class<?> kind : List.of(NativeConfigException.class, NativeProtocolException.class,
+        NativeHandleException.class, NativePanicException.class)) {
+      assertTrue(NativeCoreException.class.isAssignableFrom(kind), kind.getName());
+    }
+    assertTrue(RuntimeException.class.isAssignableFrom(NativeCoreException.class));
+  }
+}
