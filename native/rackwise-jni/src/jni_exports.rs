@@ -58,7 +58,8 @@ impl<T: Default> ErrorPolicy<T, BoundaryError> for ThrowNativeException {
         payload: Box<dyn std::any::Any + Send + 'static>,
     ) -> jni::errors::Result<T> {
         // Every export body runs inside `guard::run`, so this is only reached if the guard
-        // itself failed; the panic still must not reach the JVM.
+        // itself failed; the panic still must not reach the JVM. The payload is leaked rather
+        // than dropped because its destructor could panic again, with nothing left to catch it.
         std::mem::forget(payload);
         let error = BoundaryError::new(ErrorKind::Panic, "native panic outside the guard");
         throw(env, &error);
