@@ -1,0 +1,386 @@
+package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.rackwise.yarn.bridge.DecisionCore;
+import io.rackwise.yarn.bridge.OfferPlan;
+import io.rackwise.yarn.config.AllocationFileExtensions;
+import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
+import io.rackwise.yarn.config.RackwiseConfigException;
+import io.rackwise.yarn.config.ShimSettings;
+import io.rackwise.yarn.metrics.RackwiseMetrics;
+import io.rackwise.yarn.state.LearnedHistoryStore;
+import io.rackwise.yarn.state.LearnedRatio;
+import io.rackwise.yarn.stats.JobStats;
+import io.rackwise.yarn.stats.JobStatsPoller;
+import java.io.IOException;
+import java.io.InputStream;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ActiveUsersManager;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * FairScheduler whose per-node decisions are steered by the Rackwise native core.
+ *
+ * <p>FairScheduler keeps everything it does (queue fair shares, maxShare, AM share, preemption,
+ * reservations, metrics, web UI). On every node offer this class makes one native call carrying
+ * what changed since the previous one and receives a plan; {@link RackwiseAppAttempt} then vetoes
+ * apps and narrows their keys and locality according to it (Design A of
+ * {@code shared/design/hadoop-hooks.md}). It lives in FairScheduler's package because the hooks
+ * ({@code attemptScheduling}, {@code getAllowedLocalityLevel}) are package-private.
+ *
+ * <p>Install: put the Rackwise jar on the ResourceManager classpath and set
+ * {@code yarn.resourcemanager.scheduler.class} to this class.
+ */
+public class RackwiseFairScheduler extends FairScheduler {
+  private static final Logger LOG = LoggerFactory.getLogger(RackwiseFairScheduler.class);
+  private static final String MAPREDUCE = "MAPREDUCE";
+
+  private Configuration rackwiseConf;
+  private RackwiseMetrics metrics;
+  private LearnedHistoryStore history;
+  private JobStatsPoller poller;
+  private DecisionCore core;
+  /** The allocation configuration our last (re)load followed; a new object means FS reloaded. */
+  private AllocationConfiguration followedAllocations;
+  /** The plan of the offer being served; read and written only under the scheduler write lock. */
+  private OfferPlan currentPlan;
+  /** A cheap fingerprint of each app's asks as last reported, to send only what changed. */
+  private final Map<ApplicationId, Long> reportedAsks = new ConcurrentHashMap<>();
+
+  public RackwiseFairScheduler() {
+    super();
+  }
+
+  @Override
+  public void serviceInit(Configuration conf) throws Exception {
+    ShimSettings shim = ShimSettings.from(conf);
+    rackwiseConf = conf;
+    metrics = RackwiseMetrics.register();
+    super.serviceInit(conf);
+    history = LearnedHistoryStore.fromConfiguration(conf);
+    List<LearnedRatio> learned = history.load();
+    followedAllocations = getAllocationConfiguration();
+    core = DecisionCore.start(shim.nativeRequired(), engineConfig(conf, learned), metrics,
+        history::record);
+    if (shim.statsEnabled() && core.isActive()) {
+      poller = new JobStatsPoller(() -> JobStatsPoller.proxyBaseUrl(conf),
+          shim.statsPollIntervalMs(), (int) shim.statsTimeoutMs());
+    }
+  }
+
+  @Override
+  public void serviceStart() throws Exception {
+    super.serviceStart();
+    history.start();
+    if (poller != null) {
+      poller.start();
+    }
+  }
+
+  @Override
+  public void serviceStop() throws Exception {
+    if (poller != null) {
+      poller.stop();
+    }
+    if (core != null) {
+      core.close();
+    }
+    if (history != null) {
+      history.close();
+    }
+    if (metrics != null) {
+      metrics.unregister();
+    }
+    super.serviceStop();
+  }
+
+  /** What Rackwise did so far: offers decided, vetoes, fallbacks, failures. */
+  public RackwiseMetrics getRackwiseMetrics() {
+    return metrics;
+  }
+
+  /** Whether the native core is steering (false after a fallback). */
+  public boolean isNativeActive() {
+    return core != null && core.isActive();
+  }
+
+  // ---- the offer -----------------------------------------------------------------------------
+
+  @Override
+  void attemptScheduling(FSSchedulerNode node) {
+    if (poller != null) {
+      for (JobStats stats : poller.drain()) {
+        core.jobStats(stats);
+      }
+    }
+    reportChangedAsks();
+    currentPlan = core.offer(getClock().getTime(), node.getNodeID().toString(),
+        node.getUnallocatedResource(), node.getNodeUtilization());
+    try {
+      super.attemptScheduling(node);
+    } finally {
+      currentPlan = null;
+    }
+  }
+
+  OfferPlan currentPlan() {
+    return currentPlan;
+  }
+
+  RackwiseMetrics metrics() {
+    return metrics;
+  }
+
+  FSAppAttempt attemptOf(String appId) {
+    SchedulerApplication<FSAppAttempt> app = applications.get(ApplicationId.fromString(appId));
+    return app == null ? null : app.getCurrentAppAttempt();
+  }
+
+  void containerAllocated(RackwiseAppAttempt app, RMContainer container, NodeType locality,
+      boolean steered) {
+    if (steered) {
+      metrics.steeredContainer();
+    }
+    core.containerAllocated(app.getApplicationId().toString(),
+        container.getContainerId().toString(), container.getAllocatedNode().toString(),
+        container.getAllocatedSchedulerKey().getPriority().getPriority(), locality,
+        container.getAllocatedResource(), container.getCreationTime());
+  }
+
+  /**
+   * Sends the ask table of every MapReduce app whose asks changed since it was last reported. The
+   * fingerprint covers each priority's outstanding count; the MapReduce AM re-sends its location
+   * asks whenever that count changes, so per-location changes come along.
+   */
+  private void reportChangedAsks() {
+    for (Map.Entry<ApplicationId, SchedulerApplication<FSAppAttempt>> entry
+        : applications.entrySet()) {
+      FSAppAttempt attempt = entry.getValue().getCurrentAppAttempt();
+      if (!(attempt instanceof RackwiseAppAttempt)) {
+        continue;
+      }
+      RackwiseAppAttempt app = (RackwiseAppAttempt) attempt;
+      long fingerprint = 17;
+      for (SchedulerRequestKey key : app.allSchedulerKeys()) {
+        fingerprint = fingerprint * 31 + key.getPriority().getPriority();
+        fingerprint = fingerprint * 31 + app.getPendingAsk(key, ResourceRequest.ANY).getCount();
+      }
+      Long previous = reportedAsks.put(entry.getKey(), fingerprint);
+      if (previous == null || previous != fingerprint) {
+        core.asks(entry.getKey().toString(), askTable(app));
+      }
+    }
+  }
+
+  private ArrayNode askTable(RackwiseAppAttempt app) {
+    ArrayNode table = core.newAskTable();
+    for (SchedulerRequestKey key : app.allSchedulerKeys()) {
+      if (key.getContainerToUpdate() != null) {
+        continue;
+      }
+      PendingAsk any = app.getPendingAsk(key, ResourceRequest.ANY);
+      if (any.getCount() <= 0) {
+        continue;
+      }
+      Map<String, Integer> racks = new TreeMap<>();
+      Map<String, Integer> hosts = new TreeMap<>();
+      Map<String, ResourceRequest> requests =
+          app.getAppPlacementAllocator(key).getResourceRequests();
+      for (Map.Entry<String, ResourceRequest> request : requests.entrySet()) {
+        String name = request.getKey();
+        int count = request.getValue().getNumContainers();
+        if (name.equals(ResourceRequest.ANY) || count <= 0) {
+          continue;
+        }
+        // Network topology paths (racks) start with '/', host names never do.
+        (name.startsWith("/") ? racks : hosts).put(name, count);
+      }
+      core.ask(table, key.getPriority().getPriority(), any.getCount(),
+          any.getPerAllocationResource(), racks, hosts);
+    }
+    return table;
+  }
+
+  // ---- lifecycle events the core follows ----------------------------------------------------
+
+  @Override
+  public void handle(SchedulerEvent event) {
+    super.handle(event);
+    switch (event.getType()) {
+      case NODE_ADDED:
+        reportNode(((NodeAddedSchedulerEvent) event).getAddedRMNode());
+        break;
+      case NODE_RESOURCE_UPDATE:
+        reportNode(((NodeResourceUpdateSchedulerEvent) event).getRMNode());
+        break;
+      case NODE_REMOVED:
+        core.nodeRemoved(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID()
+            .toString());
+        break;
+      case APP_REMOVED:
+        ApplicationId appId = ((AppRemovedSchedulerEvent) event).getApplicationID();
+        reportedAsks.remove(appId);
+        if (poller != null) {
+          poller.untrack(appId);
+        }
+        core.appRemoved(appId.toString());
+        break;
+      default:
+        break;
+    }
+  }
+
+  private void reportNode(RMNode rmNode) {
+    FSSchedulerNode node = getSchedulerNode(rmNode.getNodeID());
+    if (node != null) {
+      core.nodeAdded(node.getNodeID().toString(), node.getNodeName(), node.getRackName(),
+          node.getTotalResource());
+    }
+  }
+
+  /**
+   * FairScheduler's body with one change: the attempt is a {@link RackwiseAppAttempt}. There is
+   * no factory method to override; this copy must track FairScheduler's (Hadoop 3.4.x).
+   */
+  @Override
+  protected void addApplicationAttempt(ApplicationAttemptId applicationAttemptId,
+      boolean transferStateFromPreviousAttempt, boolean isAttemptRecovering) {
+    writeLock.lock();
+    try {
+      SchedulerApplication<FSAppAttempt> application =
+          applications.get(applicationAttemptId.getApplicationId());
+      String user = application.getUser();
+      FSLeafQueue queue = (FSLeafQueue) application.getQueue();
+
+      FSAppAttempt attempt = new RackwiseAppAttempt(this, applicationAttemptId, user, queue,
+          new ActiveUsersManager(getRootQueueMetrics()), rmContext);
+      if (transferStateFromPreviousAttempt) {
+        attempt.transferStateFromPreviousAttempt(application.getCurrentAppAttempt());
+      }
+      application.setCurrentAppAttempt(attempt);
+
+      boolean runnable = maxRunningEnforcer.canAppBeRunnable(queue, attempt);
+      queue.addApp(attempt, runnable);
+      if (runnable) {
+        maxRunningEnforcer.trackRunnableApp(attempt);
+      } else {
+        maxRunningEnforcer.trackNonRunnableApp(attempt);
+      }
+      queue.getMetrics().submitAppAttempt(user, application.isUnmanagedAM());
+      LOG.info("Added Application Attempt {} to scheduler from user: {}", applicationAttemptId,
+          user);
+      reportApp(applicationAttemptId.getApplicationId(), user, queue);
+
+      if (isAttemptRecovering) {
+        LOG.debug("{} is recovering. Skipping notifying ATTEMPT_ADDED", applicationAttemptId);
+      } else {
+        rmContext.getDispatcher().getEventHandler()
+            .handle(new RMAppAttemptEvent(applicationAttemptId,
+                RMAppAttemptEventType.ATTEMPT_ADDED));
+      }
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  private void reportApp(ApplicationId appId, String user, FSLeafQueue queue) {
+    RMApp rmApp = rmContext.getRMApps().get(appId);
+    String type = rmApp == null ? "" : rmApp.getApplicationType();
+    core.appAdded(appId.toString(), rmApp == null ? "" : rmApp.getName(), user, queue.getName(),
+        type == null ? "" : type,
+        rmApp == null ? Collections.emptySet() : rmApp.getApplicationTags(),
+        rmApp == null ? getClock().getTime() : rmApp.getSubmitTime());
+    if (poller != null && MAPREDUCE.equalsIgnoreCase(type)) {
+      poller.track(appId);
+    }
+  }
+
+  @Override
+  protected void completedContainerInternal(RMContainer rmContainer,
+      ContainerStatus containerStatus, RMContainerEventType event) {
+    super.completedContainerInternal(rmContainer, containerStatus, event);
+    core.containerFinished(rmContainer.getApplicationAttemptId().getApplicationId().toString(),
+        rmContainer.getContainerId().toString(), getClock().getTime());
+  }
+
+  // ---- configuration reloads ------------------------------------------------------------------
+
+  @Override
+  public void update() {
+    super.update();
+    followAllocationReload();
+  }
+
+  @Override
+  public void reinitialize(Configuration conf, RMContext rmContext) throws IOException {
+    super.reinitialize(conf, rmContext);
+    followAllocationReload();
+  }
+
+  /**
+   * FairScheduler reloads fair-scheduler.xml on its own (file watcher, or
+   * {@code rmadmin -refreshQueues}); each successful reload installs a new
+   * AllocationConfiguration object. When that happens we re-read our elements from the same file
+   * and hand them to the core; a refused configuration is logged and the last good one stays.
+   */
+  private synchronized void followAllocationReload() {
+    AllocationConfiguration current = getAllocationConfiguration();
+    if (current == followedAllocations || core == null) {
+      return;
+    }
+    followedAllocations = current;
+    try {
+      core.reconfigure(engineConfig(rackwiseConf, Collections.emptyList()));
+      LOG.info("Rackwise configuration reloaded");
+    } catch (RackwiseConfigException | IOException e) {
+      LOG.error("Rackwise configuration reload refused; the previous configuration stays in "
+          + "force: {}", e.getMessage());
+    }
+  }
+
+  /**
+   * The core's configuration: the core's yarn-site keys and the {@code <rackwise>} elements of the
+   * allocation file FairScheduler uses.
+   */
+  private ObjectNode engineConfig(Configuration conf, List<LearnedRatio> learned)
+      throws RackwiseConfigException, IOException {
+    Path file = new AllocationFileLoaderService(this).getAllocationFile(conf);
+    List<QueueExtension> queues = Collections.emptyList();
+    String source = "(no allocation file)";
+    if (file != null) {
+      source = file.toString();
+      try (InputStream in = file.getFileSystem(conf).open(file)) {
+        queues = AllocationFileExtensions.parse(in, source);
+      }
+    }
+    return DecisionCore.configDocument(ShimSettings.coreSettings(conf), queues, learned, source);
+  }
+}

@@ -1,0 +1,178 @@
+package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
+import org.apache.hadoop.net.DNSToSwitchMapping;
+import org.apache.hadoop.net.StaticMapping;
+import org.apache.hadoop.security.SecurityUtil;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
+import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+
+/**
+ * A real ResourceManager (Hadoop's MockRM) with hand-stepped NodeManagers whose hosts are mapped
+ * to racks, and MapReduce-shaped jobs: maps ask at priority 20 with host, rack and ANY requests,
+ * reduces at priority 10 with ANY only, as {@code RMContainerAllocator} does. One container per
+ * heartbeat, so a test reads the scheduler's order container by container.
+ */
+final class MockRackCluster implements AutoCloseable {
+  static final int MAP = 20;
+  static final int REDUCE = 10;
+  static final int NODE_MB = 8192;
+  static final int TASK_MB = 1024;
+
+  final MockRM rm;
+  final Map<String, MockNM> nodes = new LinkedHashMap<>();
+  final Map<String, String> rackOf = new LinkedHashMap<>();
+
+  /** A job of the cluster: its AM and everything it has been given so far. */
+  static final class Job {
+    final RMApp app;
+    final MockAM am;
+    final List<Container> containers = new ArrayList<>();
+
+    Job(RMApp app, MockAM am) {
+      this.app = app;
+      this.am = am;
+    }
+
+    /** Priorities of the containers received so far, in order. */
+    List<Integer> priorities() {
+      List<Integer> list = new ArrayList<>();
+      for (Container c : containers) {
+        list.add(c.getPriority().getPriority());
+      }
+      return list;
+    }
+
+    long count(int priority) {
+      return priorities().stream().filter(p -> p == priority).count();
+    }
+  }
+
+  /**
+   * Starts an RM with {@code schedulerClass} and the given allocation file.
+   *
+   * @param hostsByRack e.g. {@code {"/r1": ["h1","h2"], "/r2": ["h3","h4"]}}
+   */
+  MockRackCluster(Class<?> schedulerClass, String allocationXml, Map<String, String> extra,
+      Map<String, List<String>> hostsByRack, Path workDir) throws Exception {
+    Path allocation = workDir.resolve("fair-scheduler.xml");
+    Files.write(allocation, allocationXml.getBytes(StandardCharsets.UTF_8));
+    YarnConfiguration conf = new YarnConfiguration();
+    conf.set(YarnConfiguration.RM_SCHEDULER, schedulerClass.getName());
+    conf.set(FairSchedulerConfiguration.ALLOCATION_FILE, allocation.toString());
+    conf.setBoolean(FairSchedulerConfiguration.ASSIGN_MULTIPLE, false);
+    conf.setInt(YarnConfiguration.RM_SCHEDULER_MINIMUM_ALLOCATION_MB, TASK_MB);
+    conf.setBoolean("yarn.scheduler.rackwise.stats.enabled", false);
+    // Schedule from the first heartbeat: the recovery wait (10 s by default) would swallow the
+    // single heartbeat MockRM's AM launch makes.
+    conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
+    conf.setClass(CommonConfigurationKeysPublic.NET_TOPOLOGY_NODE_SWITCH_MAPPING_IMPL_KEY,
+        StaticMapping.class, DNSToSwitchMapping.class);
+    hostsByRack.forEach((rack, hosts) -> hosts.forEach(host -> {
+      StaticMapping.addNodeToRack(host, rack);
+      rackOf.put(host, rack);
+    }));
+    extra.forEach(conf::set);
+    // Container tokens name their NM by address; the test hosts (h1, h2, ...) have none, so
+    // tokens carry host names instead, as in Hadoop's own scheduler tests.
+    SecurityUtil.setTokenServiceUseIp(false);
+    rm = new MockRM(conf);
+    rm.start();
+    for (String host : rackOf.keySet()) {
+      nodes.put(host, rm.registerNode(host + ":1234", NODE_MB, 8));
+    }
+    rm.drainEvents();
+  }
+
+  /**
+   * An allocation file with the given queues. The AM share limit is off: FairScheduler checks it
+   * against fair shares its update thread has not computed yet when a test submits at once.
+   */
+  static String allocationFile(String queuesXml) {
+    return "<?xml version=\"1.0\"?>\n<allocations>\n"
+        + "<queueMaxAMShareDefault>-1.0</queueMaxAMShareDefault>\n" + queuesXml
+        + "\n</allocations>\n";
+  }
+
+  RackwiseFairScheduler rackwise() {
+    return (RackwiseFairScheduler) rm.getResourceScheduler();
+  }
+
+  /** Submits a MapReduce app and runs its AM on {@code amHost}. */
+  Job submit(String name, String queue, String user, Set<String> tags, String amHost)
+      throws Exception {
+    RMApp app = MockRMAppSubmitter.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(TASK_MB, rm).withAppName(name).withQueue(queue).withUser(user)
+        .withAppType("MAPREDUCE").withApplicationTags(tags).build());
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nodes.get(amHost));
+    return new Job(app, am);
+  }
+
+  /** Asks for maps whose splits sit on {@code splitHosts}, and for reduces. */
+  void ask(Job job, int maps, List<String> splitHosts, int reduces) throws Exception {
+    List<ResourceRequest> asks = new ArrayList<>();
+    if (maps > 0) {
+      for (String host : splitHosts) {
+        asks.add(job.am.createResourceReq(host, TASK_MB, MAP, maps));
+      }
+      splitHosts.stream().map(rackOf::get).distinct()
+          .forEach(rack -> asks.add(request(job, rack, MAP, maps)));
+      asks.add(request(job, ResourceRequest.ANY, MAP, maps));
+    }
+    if (reduces > 0) {
+      asks.add(request(job, ResourceRequest.ANY, REDUCE, reduces));
+    }
+    job.am.allocate(asks, new ArrayList<ContainerId>());
+    rm.drainEvents();
+  }
+
+  private static ResourceRequest request(Job job, String resource, int priority, int count) {
+    try {
+      return job.am.createResourceReq(resource, TASK_MB, priority, count);
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * One NodeManager heartbeat, then every job's AM collects what it was given. FairScheduler's
+   * update pass (demand and fair shares, every 500 ms in a live RM) runs first, as it would have
+   * between two real heartbeats.
+   */
+  void heartbeat(String host, Job... jobs) throws Exception {
+    ((FairScheduler) rm.getResourceScheduler()).update();
+    nodes.get(host).nodeHeartbeat(true);
+    rm.drainEvents();
+    collect(jobs);
+  }
+
+  void collect(Job... jobs) throws Exception {
+    for (Job job : jobs) {
+      job.containers.addAll(job.am.allocate(new ArrayList<ResourceRequest>(),
+          new ArrayList<ContainerId>()).getAllocatedContainers());
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    rm.stop();
+  }
+}
