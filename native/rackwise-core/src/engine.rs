@@ -1,7 +1,7 @@
 //! The engine: validated settings plus cluster state, fed one offer at a time.
 
 use crate::error::CoreError;
-use crate::netsat;
+use crate::netsat::NetSat;
 use crate::policy::{self, Offer};
 use crate::predictor::LearnedHistory;
 use crate::protocol::{Diagnostics, EngineConfig, OfferRequest, OfferResponse};
@@ -13,6 +13,7 @@ use serde::Serialize;
 pub struct Engine {
     settings: Settings,
     state: ClusterState,
+    netsat: NetSat,
 }
 
 impl Engine {
@@ -24,6 +25,7 @@ impl Engine {
         Ok(Engine {
             settings,
             state: ClusterState::with_history(history),
+            netsat: NetSat::default(),
         })
     }
 
@@ -63,14 +65,9 @@ impl Engine {
         node.utilization = request.node.utilization;
         let node = &self.state.nodes[&request.node.node];
 
-        let traffic = netsat::estimate_traffic(&self.state, &self.settings, request.now_ms);
-        let rack_utilization = netsat::rack_utilization(
-            &node.rack,
-            &traffic,
-            &self.state,
-            &self.settings,
-            request.now_ms,
-        );
+        let rack_utilization =
+            self.netsat
+                .utilization(&node.rack, &self.state, &self.settings, request.now_ms);
         let rack_saturated = rack_utilization > self.settings.netsat.threshold;
         let offer = Offer {
             host: &node.host,

@@ -12,13 +12,14 @@
 //! * a map placed off-switch reads one split from another rack at `fetch-mbps` for as long as
 //!   a split of the job's mean input size takes.
 //!
-//! A measured utilization from an operator feed (a `rack_load` event) replaces the estimate
-//! while it is fresher than `netsat.feed-max-age-ms`.
+//! With `netsat.source=feed`, measurements from an operator's feed (`rack_load` and
+//! `host_load` events) replace the estimate while they are fresher than
+//! `netsat.feed-max-age-ms`; a rack whose figures went stale is estimated again, with a warning.
 
 use crate::protocol::{Locality, RackName, TaskKind};
-use crate::settings::Settings;
-use crate::state::{ClusterState, Job};
-use std::collections::BTreeMap;
+use crate::settings::{LoadSource, Settings};
+use crate::state::{ClusterState, Job, MeasuredLoad};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Estimated cross-rack traffic of one rack, in Mbit/s each way.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -80,22 +81,103 @@ pub fn estimate_traffic(
     racks
 }
 
-/// Utilization (0..) of `rack`'s cross-rack link: a fresh measurement if there is one, else the
-/// model estimate of the busier direction over the link capacity.
-pub fn rack_utilization(
-    rack: &RackName,
-    traffic: &BTreeMap<RackName, RackTraffic>,
-    state: &ClusterState,
-    settings: &Settings,
-    now_ms: u64,
-) -> f64 {
-    if let Some(measured) = state.measured_load.get(rack) {
-        if now_ms.saturating_sub(measured.time_ms) <= settings.netsat.feed_max_age_ms {
-            return measured.utilization;
+/// The NetSat monitor: samples every rack's load at most once per `netsat.period-ms` and keeps
+/// a moving average per rack (weight `netsat.smoothing` for the newest sample), so one burst
+/// does not flip a rack's state and the model is not re-estimated on every offer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NetSat {
+    last_sample_ms: Option<u64>,
+    smoothed: BTreeMap<RackName, f64>,
+    /// Racks whose feed went stale, warned about once until fresh figures return.
+    stale: BTreeSet<RackName>,
+}
+
+impl NetSat {
+    /// The smoothed utilization (0..) of `rack`'s cross-rack link at `now_ms`.
+    pub fn utilization(
+        &mut self,
+        rack: &RackName,
+        state: &ClusterState,
+        settings: &Settings,
+        now_ms: u64,
+    ) -> f64 {
+        let due = self
+            .last_sample_ms
+            .is_none_or(|last| now_ms.saturating_sub(last) >= settings.netsat.period_ms);
+        if due {
+            self.sample(state, settings, now_ms);
+        }
+        self.smoothed.get(rack).copied().unwrap_or(0.0)
+    }
+
+    fn sample(&mut self, state: &ClusterState, settings: &Settings, now_ms: u64) {
+        self.last_sample_ms = Some(now_ms);
+        let mut model: Option<BTreeMap<RackName, RackTraffic>> = None;
+        let racks: BTreeSet<RackName> = state.nodes.values().map(|n| n.rack.clone()).collect();
+        for rack in racks {
+            let measured = match settings.netsat.source {
+                LoadSource::Feed => self.measured(&rack, state, settings, now_ms),
+                LoadSource::Model => None,
+            };
+            let raw = measured.unwrap_or_else(|| {
+                let traffic =
+                    model.get_or_insert_with(|| estimate_traffic(state, settings, now_ms));
+                let load = traffic.get(&rack).copied().unwrap_or_default();
+                load.inbound_mbps.max(load.outbound_mbps) / settings.netsat.uplink_mbps(&rack)
+            });
+            let alpha = settings.netsat.smoothing;
+            let smoothed = match self.smoothed.get(&rack) {
+                Some(previous) => alpha * raw + (1.0 - alpha) * previous,
+                None => raw,
+            };
+            self.smoothed.insert(rack, smoothed);
         }
     }
-    let load = traffic.get(rack).copied().unwrap_or_default();
-    load.inbound_mbps.max(load.outbound_mbps) / settings.netsat.uplink_mbps(rack)
+
+    /// The feed's figure for a rack: its own measurement if fresh, else the sum of its hosts'
+    /// fresh measurements over the link capacity; `None` (and a warning) when nothing is fresh.
+    fn measured(
+        &mut self,
+        rack: &RackName,
+        state: &ClusterState,
+        settings: &Settings,
+        now_ms: u64,
+    ) -> Option<f64> {
+        let max_age = settings.netsat.feed_max_age_ms;
+        let fresh = |m: &MeasuredLoad| now_ms.saturating_sub(m.time_ms) <= max_age;
+        let value = state
+            .measured_rack_load
+            .get(rack)
+            .filter(|m| fresh(m))
+            .map(|m| m.value)
+            .or_else(|| {
+                let hosts: Vec<f64> = state
+                    .nodes
+                    .values()
+                    .filter(|node| &node.rack == rack)
+                    .filter_map(|node| state.measured_host_load.get(&node.host))
+                    .filter(|m| fresh(m))
+                    .map(|m| m.value)
+                    .collect();
+                (!hosts.is_empty())
+                    .then(|| hosts.iter().sum::<f64>() / settings.netsat.uplink_mbps(rack))
+            });
+        match value {
+            Some(_) => {
+                self.stale.remove(rack);
+            }
+            None => {
+                if self.stale.insert(rack.clone()) {
+                    log::warn!(
+                        "NetSat feed has no figure for rack {} newer than {max_age} ms \
+                         (netsat.feed-max-age-ms); using the model estimate until it does",
+                        rack.0
+                    );
+                }
+            }
+        }
+        value
+    }
 }
 
 fn transfer_ms(bytes: f64, mbps: f64) -> f64 {

@@ -187,6 +187,13 @@ pub enum Event {
         utilization: f64,
         time_ms: u64,
     },
+    /// A measured cross-rack traffic of one host (Mbit/s, both directions' larger) from an
+    /// operator feed; the core sums a rack's hosts against the rack's link capacity.
+    HostLoad {
+        host: String,
+        cross_rack_mbps: f64,
+        time_ms: u64,
+    },
 }
 
 /// Outstanding containers of one priority, by location.

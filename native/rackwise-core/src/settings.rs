@@ -55,6 +55,27 @@ const FEED_MAX_AGE_MS: NumericKey = NumericKey {
     max: 86_400_000.0,
     doc: "a measured rack load older than this is ignored and the model estimate is used",
 };
+const NETSAT_PERIOD_MS: NumericKey = NumericKey {
+    name: "yarn.scheduler.rackwise.netsat.period-ms",
+    default: 2_000.0,
+    min: 0.0,
+    lower_exclusive: false,
+    max: 600_000.0,
+    doc: "how often NetSat samples each rack's load (ShuffleWatcher: \"low frequency\"); 0 = \
+          every offer",
+};
+const NETSAT_SMOOTHING: NumericKey = NumericKey {
+    name: "yarn.scheduler.rackwise.netsat.smoothing",
+    default: 0.5,
+    min: 0.0,
+    lower_exclusive: true,
+    max: 1.0,
+    doc: "weight of the newest sample in the moving average of a rack's load (1 = no \
+          smoothing; 0.5 spans about three samples)",
+};
+/// Where NetSat's rack loads come from; not numeric, so outside the numeric registry.
+const NETSAT_SOURCE: &str = "yarn.scheduler.rackwise.netsat.source";
+
 const STARVATION_GUARD_MS: NumericKey = NumericKey {
     name: "yarn.scheduler.rackwise.starvation-guard-ms",
     default: 30_000.0,
@@ -81,8 +102,10 @@ const MAX_HINT_RATIO: NumericKey = NumericKey {
     doc: "largest shuffle/input ratio a user may state in the rackwise.shuffle-ratio tag",
 };
 
-const NUMERIC_KEYS: [&NumericKey; 7] = [
+const NUMERIC_KEYS: [&NumericKey; 9] = [
     &NETSAT_THRESHOLD,
+    &NETSAT_PERIOD_MS,
+    &NETSAT_SMOOTHING,
     &RACK_UPLINK_MBPS,
     &REDUCE_FETCH_MBPS,
     &FEED_MAX_AGE_MS,
@@ -131,12 +154,23 @@ impl PolicyKind {
     }
 }
 
-/// The resolved policy of one queue.
+/// The resolved policy of one queue and its parameters (children of `<rackwise>`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct QueuePolicy {
     pub kind: PolicyKind,
     /// A job is shuffle-heavy when its shuffle/input ratio exceeds this (paper: 1.0).
     pub shuffle_heavy_ratio: f64,
+    /// SARP trusts measured map output once this fraction of a job's maps completed (15 %).
+    pub map_completion_threshold: f64,
+    /// Jobs submitted in an earlier window of this length go first (10 min); 0 turns it off.
+    pub starvation_window_ms: u64,
+    /// ShuffleWatcher's relaxed fairness: a user with nothing preferred may be skipped.
+    pub relaxed_fairness: bool,
+    /// For how long relaxed fairness may skip a user (5 s, as Delay Scheduling).
+    pub relaxed_interval_ms: u64,
+    /// SARP quotas: `strict` vetoes a shuffle-heavy job's reduces on racks whose quota is used;
+    /// `preference` only ranks them lower (Figure 3 lines 9/14 taken literally).
+    pub strict_reduce_quotas: bool,
 }
 
 impl Default for QueuePolicy {
@@ -144,18 +178,95 @@ impl Default for QueuePolicy {
         QueuePolicy {
             kind: PolicyKind::None,
             shuffle_heavy_ratio: 1.0,
+            map_completion_threshold: 0.15,
+            starvation_window_ms: 600_000,
+            relaxed_fairness: false,
+            relaxed_interval_ms: 5_000,
+            strict_reduce_quotas: true,
         }
     }
 }
 
-/// Children of a queue's `<rackwise>` element.
+/// Children of a queue's `<rackwise>` element that are not numbers.
 const ELEMENT_POLICY: &str = "policy";
-const ELEMENT_HEAVY_RATIO: &str = "shuffleHeavyRatio";
-const QUEUE_ELEMENTS: [&str; 2] = [ELEMENT_POLICY, ELEMENT_HEAVY_RATIO];
+const ELEMENT_RELAXED: &str = "relaxedFairness";
+const ELEMENT_QUOTA: &str = "sarpQuota";
+
+/// Numeric children of `<rackwise>`, with where their value goes.
+struct QueueNumber {
+    key: NumericKey,
+    set: fn(&mut QueuePolicy, f64),
+}
+
+const QUEUE_NUMBERS: [QueueNumber; 4] = [
+    QueueNumber {
+        key: NumericKey {
+            name: "shuffleHeavyRatio",
+            default: 1.0,
+            min: 0.0,
+            lower_exclusive: true,
+            max: 1.0e6,
+            doc: "shuffle/input ratio above which a job is shuffle-heavy",
+        },
+        set: |p, v| p.shuffle_heavy_ratio = v,
+    },
+    QueueNumber {
+        key: NumericKey {
+            name: "mapCompletionThreshold",
+            default: 0.15,
+            min: 0.0,
+            lower_exclusive: false,
+            max: 1.0,
+            doc: "fraction of a job's maps completed before SARP trusts measured map output",
+        },
+        set: |p, v| p.map_completion_threshold = v,
+    },
+    QueueNumber {
+        key: NumericKey {
+            name: "starvationWindowMs",
+            default: 600_000.0,
+            min: 0.0,
+            lower_exclusive: false,
+            max: 86_400_000.0,
+            doc: "jobs from an earlier submission window of this length go first; 0 = off",
+        },
+        set: |p, v| p.starvation_window_ms = v as u64,
+    },
+    QueueNumber {
+        key: NumericKey {
+            name: "relaxedIntervalMs",
+            default: 5_000.0,
+            min: 0.0,
+            lower_exclusive: false,
+            max: 3_600_000.0,
+            doc: "longest a user may be skipped under relaxed fairness",
+        },
+        set: |p, v| p.relaxed_interval_ms = v as u64,
+    },
+];
+
+fn queue_elements() -> String {
+    let mut names = vec![ELEMENT_POLICY, ELEMENT_RELAXED, ELEMENT_QUOTA];
+    names.extend(QUEUE_NUMBERS.iter().map(|n| n.key.name));
+    names.join(", ")
+}
+
+/// Where NetSat reads rack loads from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadSource {
+    /// Estimated from the traffic the core knows is moving (the default: YARN reports none).
+    Model,
+    /// Measured by an operator's monitoring feed (`rack_load`/`host_load` events); a rack
+    /// whose figures went stale falls back to the model.
+    Feed,
+}
 
 /// Cross-rack load settings (NetSat).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NetSatSettings {
+    pub source: LoadSource,
+    pub period_ms: u64,
+    pub smoothing: f64,
     pub threshold: f64,
     pub default_uplink_mbps: f64,
     pub uplink_mbps: BTreeMap<RackName, f64>,
@@ -190,6 +301,8 @@ impl Settings {
         let keys = &config.settings;
         let mut number = |key: &NumericKey| parse_numeric(keys, key, &mut problems);
         let threshold = number(&NETSAT_THRESHOLD);
+        let period_ms = number(&NETSAT_PERIOD_MS) as u64;
+        let smoothing = number(&NETSAT_SMOOTHING);
         let default_uplink_mbps = number(&RACK_UPLINK_MBPS);
         let fetch_mbps = number(&REDUCE_FETCH_MBPS);
         let feed_max_age_ms = number(&FEED_MAX_AGE_MS) as u64;
@@ -204,7 +317,7 @@ impl Settings {
                 if let Some(value) = check_numeric(key, raw, &RACK_UPLINK_MBPS, &mut problems) {
                     uplink_mbps.insert(RackName(rack.to_string()), value);
                 }
-            } else if !NUMERIC_KEYS.iter().any(|k| k.name == key) {
+            } else if !NUMERIC_KEYS.iter().any(|k| k.name == key) && key != NETSAT_SOURCE {
                 log::warn!(
                     "unknown setting {key}={raw} is ignored; Rackwise core keys are: {}",
                     NUMERIC_KEYS
@@ -216,12 +329,27 @@ impl Settings {
             }
         }
 
+        let source = match keys.get(NETSAT_SOURCE).map(|raw| raw.trim()) {
+            None | Some("model") => LoadSource::Model,
+            Some("feed") => LoadSource::Feed,
+            Some(other) => {
+                problems.push(ConfigProblem {
+                    element: NETSAT_SOURCE.to_string(),
+                    value: other.to_string(),
+                    reason: "must be model or feed".to_string(),
+                });
+                LoadSource::Model
+            }
+        };
         let queue_policies = parse_queues(&config.source, &config.queues, &mut problems);
         if !problems.is_empty() {
             return Err(CoreError::Config(problems));
         }
         Ok(Settings {
             netsat: NetSatSettings {
+                source,
+                period_ms,
+                smoothing,
                 threshold,
                 default_uplink_mbps,
                 uplink_mbps,
@@ -309,38 +437,56 @@ fn parse_queues(
             continue;
         };
         let element = |name: &str| format!("{source}: queue {} <rackwise><{name}>", queue.queue);
+        let refuse = |problems: &mut Vec<ConfigProblem>, name: &str, raw: &str, reason: &str| {
+            problems.push(ConfigProblem {
+                element: element(name),
+                value: raw.to_string(),
+                reason: reason.to_string(),
+            })
+        };
         let mut policy = QueuePolicy::default();
         for (name, raw) in elements {
+            let trimmed = raw.trim();
             match name.as_str() {
-                ELEMENT_POLICY => match PolicyKind::parse(raw) {
+                ELEMENT_POLICY => match PolicyKind::parse(trimmed) {
                     Some(kind) => policy.kind = kind,
-                    None => problems.push(ConfigProblem {
-                        element: element(name),
-                        value: raw.clone(),
-                        reason: format!(
+                    None => refuse(
+                        problems,
+                        name,
+                        raw,
+                        &format!(
                             "is not a policy; expected one of: {}",
                             PolicyKind::expected()
                         ),
-                    }),
-                },
-                ELEMENT_HEAVY_RATIO => match raw.trim().parse::<f64>() {
-                    Ok(v) if v.is_finite() && v > 0.0 => policy.shuffle_heavy_ratio = v,
-                    _ => problems.push(ConfigProblem {
-                        element: element(name),
-                        value: raw.clone(),
-                        reason: "must be a positive number (shuffle/input ratio above which a \
-                                 job is shuffle-heavy)"
-                            .to_string(),
-                    }),
-                },
-                _ => problems.push(ConfigProblem {
-                    element: format!("{source}: queue {} <rackwise>", queue.queue),
-                    value: name.clone(),
-                    reason: format!(
-                        "is not a Rackwise element; expected one of: {}",
-                        QUEUE_ELEMENTS.join(", ")
                     ),
-                }),
+                },
+                ELEMENT_RELAXED => match trimmed {
+                    "true" => policy.relaxed_fairness = true,
+                    "false" => policy.relaxed_fairness = false,
+                    _ => refuse(problems, name, raw, "must be true or false"),
+                },
+                ELEMENT_QUOTA => match trimmed {
+                    "strict" => policy.strict_reduce_quotas = true,
+                    "preference" => policy.strict_reduce_quotas = false,
+                    _ => refuse(problems, name, raw, "must be strict or preference"),
+                },
+                _ => match QUEUE_NUMBERS.iter().find(|n| n.key.name == name) {
+                    Some(number) => {
+                        if let Some(value) =
+                            check_numeric(&element(name), raw, &number.key, problems)
+                        {
+                            (number.set)(&mut policy, value);
+                        }
+                    }
+                    None => problems.push(ConfigProblem {
+                        element: format!("{source}: queue {} <rackwise>", queue.queue),
+                        value: name.clone(),
+                        reason: format!(
+                            "is not a Rackwise element; expected one of: {}",
+                            queue_elements()
+                        ),
+                    }),
+                },
             }
         }
         if !elements.contains_key(ELEMENT_POLICY) {

@@ -118,10 +118,11 @@ pub struct Container {
     pub start_ms: u64,
 }
 
-/// A cross-rack link utilization measured by an operator's feed.
+/// A figure measured by an operator's feed: a rack's link utilization (0..) or a host's
+/// cross-rack Mbit/s.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MeasuredLoad {
-    pub utilization: f64,
+    pub value: f64,
     pub time_ms: u64,
 }
 
@@ -131,7 +132,8 @@ pub struct ClusterState {
     pub apps: BTreeMap<AppId, App>,
     /// Running containers of the apps we know.
     pub containers: BTreeMap<ContainerId, Container>,
-    pub measured_load: BTreeMap<RackName, MeasuredLoad>,
+    pub measured_rack_load: BTreeMap<RackName, MeasuredLoad>,
+    pub measured_host_load: BTreeMap<String, MeasuredLoad>,
     pub history: LearnedHistory,
 }
 
@@ -328,19 +330,17 @@ impl ClusterState {
                 rack,
                 utilization,
                 time_ms,
-            } => {
-                if utilization.is_finite() && *utilization >= 0.0 {
-                    self.measured_load.insert(
-                        rack.clone(),
-                        MeasuredLoad {
-                            utilization: *utilization,
-                            time_ms: *time_ms,
-                        },
-                    );
-                } else {
-                    log::warn!("rack load {utilization} for {} ignored", rack.0);
-                }
-            }
+            } => record_measurement(&mut self.measured_rack_load, rack, *utilization, *time_ms),
+            Event::HostLoad {
+                host,
+                cross_rack_mbps,
+                time_ms,
+            } => record_measurement(
+                &mut self.measured_host_load,
+                host,
+                *cross_rack_mbps,
+                *time_ms,
+            ),
         }
     }
 
@@ -353,5 +353,19 @@ impl ClusterState {
         if removed.is_mapreduce && estimate.source == crate::predictor::RatioSource::Counters {
             learned.push(self.history.learn(&removed.name, estimate.ratio));
         }
+    }
+}
+
+/// Keeps a feed measurement; a negative or non-finite figure is dropped with a warning.
+fn record_measurement<K: Ord + Clone + std::fmt::Debug>(
+    into: &mut BTreeMap<K, MeasuredLoad>,
+    key: &K,
+    value: f64,
+    time_ms: u64,
+) {
+    if value.is_finite() && value >= 0.0 {
+        into.insert(key.clone(), MeasuredLoad { value, time_ms });
+    } else {
+        log::warn!("feed figure {value} for {key:?} ignored: must be a finite number >= 0");
     }
 }

@@ -428,7 +428,11 @@ fn model_saturation_ends_once_the_shuffle_would_have_been_fetched() {
     let mut env = TestEnv::new(
         2,
         2,
-        &[("yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "100")],
+        &[
+            ("yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "100"),
+            ("yarn.scheduler.rackwise.netsat.smoothing", "1"),
+            ("yarn.scheduler.rackwise.netsat.period-ms", "0"),
+        ],
     );
     saturate_rack_one(&mut env);
     let busy = env.offer(1, 1);
@@ -447,7 +451,11 @@ fn model_saturation_ends_once_the_shuffle_would_have_been_fetched() {
 
 #[test]
 fn a_fresh_measured_rack_load_overrides_the_model_and_a_stale_one_does_not() {
-    let mut env = two_jobs(&[("yarn.scheduler.rackwise.netsat.feed-max-age-ms", "5000")]);
+    let mut env = two_jobs(&[
+        ("yarn.scheduler.rackwise.netsat.source", "feed"),
+        ("yarn.scheduler.rackwise.netsat.feed-max-age-ms", "5000"),
+        ("yarn.scheduler.rackwise.netsat.smoothing", "1"),
+    ]);
     env.pending.push(Event::RackLoad {
         rack: rack(1),
         utilization: 0.95,
@@ -508,4 +516,83 @@ fn a_refused_reconfiguration_keeps_the_previous_settings() {
         !env.offer(1, 1).plan.queues.is_empty(),
         "queue policies kept too"
     );
+}
+
+#[test]
+fn host_figures_of_a_feed_add_up_against_the_rack_link() {
+    let mut env = two_jobs(&[
+        ("yarn.scheduler.rackwise.netsat.source", "feed"),
+        ("yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "500"),
+        ("yarn.scheduler.rackwise.netsat.smoothing", "1"),
+    ]);
+    for (n, mbps) in [(1, 250.0), (2, 200.0)] {
+        env.pending.push(Event::HostLoad {
+            host: host(1, n),
+            cross_rack_mbps: mbps,
+            time_ms: env.now_ms,
+        });
+    }
+    let response = env.offer(1, 1);
+    assert!((response.diagnostics.rack_utilization - 0.9).abs() < 1e-9);
+    assert!(response.diagnostics.rack_saturated);
+    assert!(
+        !env.offer(2, 1).diagnostics.rack_saturated,
+        "rack 2 reported nothing: model"
+    );
+}
+
+#[test]
+fn netsat_samples_once_per_period_and_smooths_a_burst() {
+    let mut env = two_jobs(&[
+        ("yarn.scheduler.rackwise.netsat.source", "feed"),
+        ("yarn.scheduler.rackwise.netsat.period-ms", "2000"),
+        ("yarn.scheduler.rackwise.netsat.smoothing", "0.5"),
+    ]);
+    let load = |env: &mut TestEnv, utilization: f64| {
+        env.pending.push(Event::RackLoad {
+            rack: rack(1),
+            utilization,
+            time_ms: env.now_ms,
+        });
+        env.offer(1, 1).diagnostics.rack_utilization
+    };
+    assert_eq!(
+        load(&mut env, 0.6),
+        0.6,
+        "the first sample is taken as it is"
+    );
+    env.now_ms += 1_000;
+    assert_eq!(
+        load(&mut env, 1.0),
+        0.6,
+        "within the period the last sample stands"
+    );
+    env.now_ms += 1_000;
+    assert_eq!(
+        load(&mut env, 1.0),
+        0.8,
+        "half the new sample, half the average"
+    );
+    env.now_ms += 2_000;
+    assert_eq!(load(&mut env, 1.0), 0.9);
+}
+
+#[test]
+fn an_unknown_load_source_is_refused() {
+    let config = EngineConfig {
+        settings: BTreeMap::from([(
+            "yarn.scheduler.rackwise.netsat.source".to_string(),
+            "snmp".to_string(),
+        )]),
+        ..EngineConfig::default()
+    };
+    match Engine::new(&config) {
+        Err(CoreError::Config(problems)) => {
+            assert_eq!(
+                problems[0].to_string(),
+                "yarn.scheduler.rackwise.netsat.source: value 'snmp' must be model or feed"
+            );
+        }
+        other => panic!("expected a config error, got {:?}", other.err()),
+    }
 }

@@ -76,7 +76,10 @@ class RackwiseFairSchedulerTest {
   @Test
   void saturatedRackPlacesTheHeavyJobsMapsBeforeItsReduce() throws Exception {
     try (MockRackCluster cluster = start(RackwiseFairScheduler.class, STEERED_AND_PLAIN,
-        "yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "100")) {
+        "yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "100",
+        // Sample on every offer: the stepped heartbeats come milliseconds apart.
+        "yarn.scheduler.rackwise.netsat.period-ms", "0",
+        "yarn.scheduler.rackwise.netsat.smoothing", "1")) {
       saturateRackOne(cluster);
       MockRackCluster.Job heavy = cluster.submit("heavy", "sw", "alice", ratio(3), "h4");
       cluster.ask(heavy, 3, List.of("h1", "h2"), 1);
