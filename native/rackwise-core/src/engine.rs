@@ -2,7 +2,7 @@
 
 use crate::error::CoreError;
 use crate::netsat::NetSat;
-use crate::policy::{self, Offer};
+use crate::policy::{self, Offer, RelaxedSkips};
 use crate::predictor::LearnedHistory;
 use crate::protocol::{Diagnostics, EngineConfig, OfferRequest, OfferResponse};
 use crate::settings::Settings;
@@ -14,6 +14,7 @@ pub struct Engine {
     settings: Settings,
     state: ClusterState,
     netsat: NetSat,
+    relaxed_skips: RelaxedSkips,
 }
 
 impl Engine {
@@ -26,6 +27,7 @@ impl Engine {
             settings,
             state: ClusterState::with_history(history),
             netsat: NetSat::default(),
+            relaxed_skips: RelaxedSkips::default(),
         })
     }
 
@@ -75,7 +77,8 @@ impl Engine {
             rack_saturated,
             now_ms: request.now_ms,
         };
-        let (plan, starved) = policy::plan(&self.state, &self.settings, &offer);
+        let (plan, starved) =
+            policy::plan(&self.state, &self.settings, &offer, &mut self.relaxed_skips);
         OfferResponse {
             plan,
             learned,

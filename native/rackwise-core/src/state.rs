@@ -3,12 +3,14 @@
 //! Ordered maps everywhere: iteration order feeds decisions, and it must not depend on hash
 //! seeds if the same events are to give the same plan in the RM and in the simulator.
 
+use crate::policy::samp::{self, SampChoice};
+use crate::policy::sarp;
 use crate::predictor::{LearnedHistory, ShuffleEstimate};
 use crate::protocol::{
     AppId, Ask, ContainerId, Event, LearnedRatio, Locality, NodeId, Priority, RackName, Resources,
     TaskKind, Utilization,
 };
-use crate::settings::Settings;
+use crate::settings::{PolicyKind, QueuePolicy, Settings};
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -35,9 +37,59 @@ pub struct Job {
     pub finished_reduces: u32,
     /// Finished map containers per rack: where the job's map output sits.
     pub finished_maps_by_rack: BTreeMap<RackName, u32>,
+    /// Reduce containers placed per rack, running or done (SARP's reducesOnRack).
+    pub reduces_by_rack: BTreeMap<RackName, u32>,
+    /// SAMP's choice, made when the job's first map asks arrived (ShuffleWatcher queues).
+    pub samp: Option<SampChoice>,
+    /// SARP's per-rack reduce shares, fixed when the job's reduces were first asked for.
+    pub reduce_shares: Option<BTreeMap<RackName, f64>>,
+    sarp_invoked: bool,
+}
+
+/// Where a shuffle-heavy job's reduces stand against their SARP quota on one rack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuotaState {
+    /// SARP had nothing to go on: the job's reduces are not constrained.
+    NoQuota,
+    Under,
+    Used,
 }
 
 impl Job {
+    fn new(estimate: ShuffleEstimate) -> Job {
+        Job {
+            estimate,
+            maps_total: 0,
+            maps_completed: 0,
+            reduces_total: 0,
+            map_input_bytes: 0,
+            map_output_bytes: 0,
+            running_maps: 0,
+            running_reduces: 0,
+            finished_reduces: 0,
+            finished_maps_by_rack: BTreeMap::new(),
+            reduces_by_rack: BTreeMap::new(),
+            samp: None,
+            reduce_shares: None,
+            sarp_invoked: false,
+        }
+    }
+
+    /// The job's reduces placed on `rack` against its SARP quota there; the quotas are the
+    /// shares apportioned over the reduces known now, so they always sum to that count.
+    pub fn reduce_quota(&self, rack: &RackName, pending_reduces: u32) -> QuotaState {
+        let Some(shares) = &self.reduce_shares else {
+            return QuotaState::NoQuota;
+        };
+        let quotas = sarp::apportion(self.known_reduces(pending_reduces), shares);
+        let placed = self.reduces_by_rack.get(rack).copied().unwrap_or(0);
+        if placed < quotas.get(rack).copied().unwrap_or(0) {
+            QuotaState::Under
+        } else {
+            QuotaState::Used
+        }
+    }
+
     pub fn finished_maps(&self) -> u32 {
         self.finished_maps_by_rack.values().sum()
     }
@@ -106,7 +158,36 @@ impl App {
     fn pending_tasks(&self) -> u32 {
         self.pending(TaskKind::Map) + self.pending(TaskKind::Reduce)
     }
+
+    /// ShuffleWatcher's once-per-job steps: SAMP when the first map asks arrive (their rack
+    /// counts are where the input blocks are), SARP when reduces are first asked for.
+    fn shuffle_watch(
+        &mut self,
+        policy: &QueuePolicy,
+        preferred_by_others: &BTreeMap<RackName, u32>,
+    ) {
+        if self.job.samp.is_none() {
+            if let Some(maps) = self.asks.get(&Priority(MAP_PRIORITY)) {
+                self.job.samp = samp::choose(
+                    maps.any,
+                    &maps.racks,
+                    self.job.estimate.ratio,
+                    preferred_by_others,
+                );
+            }
+        }
+        let pending_reduces = self.pending(TaskKind::Reduce);
+        if !self.job.sarp_invoked && pending_reduces > 0 {
+            self.job.sarp_invoked = true;
+            let known_maps = self.job.known_maps(self.pending(TaskKind::Map));
+            self.job.reduce_shares =
+                sarp::reduce_shares(&self.job, known_maps, policy.map_completion_threshold);
+        }
+    }
 }
+
+/// The priority of a MapReduce job's ordinary map asks, the ones carrying split locations.
+const MAP_PRIORITY: i32 = 20;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Container {
@@ -143,6 +224,20 @@ impl ClusterState {
             history,
             ..ClusterState::default()
         }
+    }
+
+    /// For each rack, how many running jobs other than `app` prefer it (SAMP's tie-break).
+    fn racks_preferred_by_jobs_other_than(&self, app: &AppId) -> BTreeMap<RackName, u32> {
+        let mut counts = BTreeMap::new();
+        for (id, other) in &self.apps {
+            if id == app {
+                continue;
+            }
+            for rack in other.job.samp.iter().flat_map(|s| s.preferred.iter()) {
+                *counts.entry(rack.clone()).or_insert(0) += 1;
+            }
+        }
+        counts
     }
 
     /// Distinct racks that have at least one node.
@@ -203,18 +298,7 @@ impl ClusterState {
                     &self.history,
                     settings.max_hint_ratio,
                 );
-                let job = Job {
-                    estimate,
-                    maps_total: 0,
-                    maps_completed: 0,
-                    reduces_total: 0,
-                    map_input_bytes: 0,
-                    map_output_bytes: 0,
-                    running_maps: 0,
-                    running_reduces: 0,
-                    finished_reduces: 0,
-                    finished_maps_by_rack: BTreeMap::new(),
-                };
+                let job = Job::new(estimate);
                 self.apps.insert(
                     app.clone(),
                     App {
@@ -232,6 +316,7 @@ impl ClusterState {
             }
             Event::AppRemoved { app } => self.remove_app(app, learned),
             Event::Asks { app, asks } => {
+                let preferred_by_others = self.racks_preferred_by_jobs_other_than(app);
                 let Some(known) = self.apps.get_mut(app) else {
                     log::debug!("asks for unknown app {} ignored", app.0);
                     return;
@@ -245,6 +330,10 @@ impl ClusterState {
                     known.waiting_since_ms = None;
                 } else if known.waiting_since_ms.is_none() {
                     known.waiting_since_ms = Some(now_ms);
+                }
+                let policy = settings.queue_policy(&known.queue);
+                if known.is_mapreduce && policy.kind == PolicyKind::ShuffleWatcher {
+                    known.shuffle_watch(&policy, &preferred_by_others);
                 }
             }
             Event::ContainerAllocated {
@@ -260,19 +349,22 @@ impl ClusterState {
                     return;
                 };
                 let kind = TaskKind::of_mapreduce_priority(*priority);
+                let rack = self
+                    .nodes
+                    .get(node)
+                    .map_or_else(|| RackName(String::new()), |n| n.rack.clone());
                 match kind {
                     TaskKind::Map => known.job.running_maps += 1,
-                    TaskKind::Reduce => known.job.running_reduces += 1,
+                    TaskKind::Reduce => {
+                        known.job.running_reduces += 1;
+                        *known.job.reduces_by_rack.entry(rack.clone()).or_insert(0) += 1;
+                    }
                     TaskKind::ApplicationMaster | TaskKind::Other => {}
                 }
                 if matches!(kind, TaskKind::Map | TaskKind::Reduce) {
                     // The app got a task: its wait (and so its starvation clock) restarts.
                     known.waiting_since_ms = Some(*time_ms);
                 }
-                let rack = self
-                    .nodes
-                    .get(node)
-                    .map_or_else(|| RackName(String::new()), |n| n.rack.clone());
                 self.containers.insert(
                     container.clone(),
                     Container {

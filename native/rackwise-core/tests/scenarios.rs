@@ -1,192 +1,13 @@
 //! Named scenarios for the engine: each states a situation, feeds the events the shim would
 //! send, and checks the plan for one node offer.
 
+mod common;
+
+use common::*;
 use rackwise_core::engine::{decode, encode};
 use rackwise_core::protocol::*;
 use rackwise_core::{CoreError, Engine};
 use std::collections::BTreeMap;
-
-const MAP: i32 = 20;
-const RERUN_MAP: i32 = 5;
-const REDUCE: i32 = 10;
-const GIB: u64 = 1 << 30;
-
-/// One ask of a test job: priority, containers, and the (rack, node) replicas of its splits.
-type TestAsk<'a> = (i32, u32, &'a [(u32, u32)]);
-
-/// A cluster of `racks` × `nodes_per_rack` nodes named `r<R>n<N>` on racks `/r<R>`, a queue
-/// `root.sw` steered by ShuffleWatcher and a queue `root.plain` left alone.
-struct TestEnv {
-    engine: Engine,
-    pending: Vec<Event>,
-    now_ms: u64,
-    containers: u32,
-}
-
-impl TestEnv {
-    fn new(racks: u32, nodes_per_rack: u32, settings: &[(&str, &str)]) -> TestEnv {
-        let config = EngineConfig {
-            settings: settings
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            queues: vec![
-                QueueSettings {
-                    queue: "root.sw".into(),
-                    rackwise: Some(BTreeMap::from([("policy".into(), "shufflewatcher".into())])),
-                },
-                QueueSettings {
-                    queue: "root.plain".into(),
-                    rackwise: None,
-                },
-            ],
-            learned: vec![],
-            source: "test".into(),
-        };
-        let mut env = TestEnv {
-            engine: Engine::new(&config).expect("valid config"),
-            pending: vec![],
-            now_ms: 1_000_000,
-            containers: 0,
-        };
-        for r in 1..=racks {
-            for n in 1..=nodes_per_rack {
-                env.pending.push(Event::NodeAdded {
-                    node: node(r, n),
-                    host: host(r, n),
-                    rack: rack(r),
-                    capacity: Resources {
-                        memory_mb: 8192,
-                        vcores: 8,
-                    },
-                });
-            }
-        }
-        env
-    }
-
-    fn submit(&mut self, app: &str, queue: &str, submit_ms: u64, tags: &[&str]) {
-        self.pending.push(Event::AppAdded {
-            app: AppId(app.into()),
-            name: format!("job-{app}"),
-            user: "alice".into(),
-            queue: queue.into(),
-            app_type: "MAPREDUCE".into(),
-            tags: tags.iter().map(|t| t.to_string()).collect(),
-            submit_ms,
-        });
-    }
-
-    /// Replaces `app`'s ask table: (priority, count, hosts with a replica of the splits).
-    fn asks(&mut self, app: &str, asks: &[TestAsk]) {
-        let asks = asks
-            .iter()
-            .map(|(priority, count, replicas)| Ask {
-                priority: Priority(*priority),
-                any: *count,
-                resources: Resources {
-                    memory_mb: 1024,
-                    vcores: 1,
-                },
-                hosts: replicas
-                    .iter()
-                    .map(|(r, n)| (host(*r, *n), *count))
-                    .collect(),
-                racks: replicas.iter().map(|(r, _)| (rack(*r), *count)).collect(),
-            })
-            .collect();
-        self.pending.push(Event::Asks {
-            app: AppId(app.into()),
-            asks,
-        });
-    }
-
-    fn run(&mut self, app: &str, priority: i32, r: u32, n: u32, locality: Locality) -> ContainerId {
-        self.containers += 1;
-        let container = ContainerId(format!("container_{}", self.containers));
-        self.pending.push(Event::ContainerAllocated {
-            app: AppId(app.into()),
-            container: container.clone(),
-            node: node(r, n),
-            priority: Priority(priority),
-            locality,
-            resources: Resources {
-                memory_mb: 1024,
-                vcores: 1,
-            },
-            time_ms: self.now_ms,
-        });
-        container
-    }
-
-    fn finish(&mut self, app: &str, container: ContainerId) {
-        self.pending.push(Event::ContainerFinished {
-            app: AppId(app.into()),
-            container,
-            time_ms: self.now_ms,
-        });
-    }
-
-    fn stats(&mut self, app: &str, maps: u32, done: u32, reduces: u32, input: u64, output: u64) {
-        self.pending.push(Event::JobStats {
-            app: AppId(app.into()),
-            maps_total: maps,
-            maps_completed: done,
-            reduces_total: reduces,
-            map_input_bytes: input,
-            map_output_bytes: output,
-        });
-    }
-
-    fn offer(&mut self, r: u32, n: u32) -> OfferResponse {
-        let request = OfferRequest {
-            now_ms: self.now_ms,
-            events: std::mem::take(&mut self.pending),
-            node: NodeOffer {
-                node: node(r, n),
-                unallocated: Resources {
-                    memory_mb: 8192,
-                    vcores: 8,
-                },
-                utilization: None,
-            },
-        };
-        self.engine.offer(&request)
-    }
-}
-
-fn node(r: u32, n: u32) -> NodeId {
-    NodeId(format!("{}:8041", host(r, n)))
-}
-fn host(r: u32, n: u32) -> String {
-    format!("r{r}n{n}")
-}
-fn rack(r: u32) -> RackName {
-    RackName(format!("/r{r}"))
-}
-
-/// The plan of `queue` as "app:priority:locality" strings, in rank order.
-fn ranking(response: &OfferResponse, queue: &str) -> Vec<String> {
-    response
-        .plan
-        .queues
-        .iter()
-        .find(|q| q.queue == queue)
-        .map(|q| {
-            q.entries
-                .iter()
-                .map(|e| {
-                    let locality = match e.locality {
-                        Locality::NodeLocal => "node",
-                        Locality::RackLocal => "rack",
-                        Locality::OffSwitch => "any",
-                    };
-                    format!("{}:{}:{locality}", e.app.0, e.priority.0)
-                })
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 /// Two jobs in the steered queue on two racks: `heavy` (hinted ratio 3) with maps whose
 /// splits live on r1n1, and `light` (hinted ratio 0.2); both have maps and reduces pending.
@@ -225,12 +46,12 @@ fn saturated_rack_gets_maps_first_local_before_remote_then_light_reduces_then_he
     assert_eq!(
         ranking(&response, "root.sw"),
         [
-            "heavy:20:node", // line 5: data-local map
-            "heavy:20:rack", // line 5: rack-local map
-            "heavy:20:any",  // line 6: any map, by job arrival
-            "light:20:any",
+            "heavy:20:node", // line 4: maps of the job preferring this rack (SAMP), local first
+            "heavy:20:rack",
+            "heavy:20:any",
+            "light:20:any", // line 6: any map
             "light:10:any", // line 7: reduce of a shuffle-light job
-            "heavy:10:any", // line 9: any reduce
+            "heavy:10:any", // line 8: shuffle-heavy reduce within its rack quota (SARP)
         ]
     );
 }
@@ -238,17 +59,17 @@ fn saturated_rack_gets_maps_first_local_before_remote_then_light_reduces_then_he
 #[test]
 fn unsaturated_rack_gets_heavy_reduces_first_then_light_reduces_then_maps() {
     let mut env = two_jobs(&[]);
-    let response = env.offer(2, 1);
+    let response = env.offer(1, 1);
     assert!(!response.diagnostics.rack_saturated);
     assert_eq!(
         ranking(&response, "root.sw"),
         [
-            "heavy:10:any",  // line 14: reduce of a shuffle-heavy job
+            "heavy:10:any",  // line 13: heavy reduce, its rack quota not met
             "light:10:any",  // line 15: any reduce
-            "light:20:node", // lines 16-18: maps, data-local first
-            "light:20:rack",
+            "heavy:20:node", // line 16: maps of the job preferring this rack, local first
+            "heavy:20:rack",
             "heavy:20:any",
-            "light:20:any",
+            "light:20:any", // line 18: any map
         ]
     );
 }

@@ -7,6 +7,8 @@
 //! ever held back longer than that bound by Rackwise.
 
 mod nass;
+pub mod samp;
+pub mod sarp;
 
 use crate::protocol::{AppId, Locality, Plan, PlanEntry, QueuePlan, RackName, TaskKind};
 use crate::settings::{PolicyKind, QueuePolicy, Settings};
@@ -28,8 +30,17 @@ pub struct Candidate<'a> {
     pub app: &'a App,
 }
 
+/// Since when relaxed fairness has been skipping each queue; a queue is skipped only while it
+/// has nothing preferred to run here, for at most its `relaxedIntervalMs`.
+pub type RelaxedSkips = BTreeMap<String, u64>;
+
 /// The plan for this offer, and the apps whose wait tripped the starvation guard.
-pub fn plan(state: &ClusterState, settings: &Settings, offer: &Offer) -> (Plan, Vec<AppId>) {
+pub fn plan(
+    state: &ClusterState,
+    settings: &Settings,
+    offer: &Offer,
+    skips: &mut RelaxedSkips,
+) -> (Plan, Vec<AppId>) {
     let mut queues: BTreeMap<&str, (QueuePolicy, Vec<Candidate>)> = BTreeMap::new();
     for (id, app) in &state.apps {
         if !app.is_mapreduce
@@ -65,8 +76,14 @@ pub fn plan(state: &ClusterState, settings: &Settings, offer: &Offer) -> (Plan, 
                 entries.extend(all_asks(candidate, "starvation-guard"));
             }
         }
+        let starved = !entries.is_empty();
         match policy.kind {
-            PolicyKind::ShuffleWatcher => nass::rank(&candidates, &policy, offer, &mut entries),
+            PolicyKind::ShuffleWatcher => {
+                let preferred = nass::rank(&candidates, &policy, offer, &mut entries);
+                if policy.relaxed_fairness && !starved {
+                    relax(queue, preferred, &policy, offer.now_ms, skips, &mut entries);
+                }
+            }
             // Filtered out above: such queues are left to FairScheduler.
             PolicyKind::None => {}
         }
@@ -77,6 +94,27 @@ pub fn plan(state: &ClusterState, settings: &Settings, offer: &Offer) -> (Plan, 
         });
     }
     (plan, starved_apps)
+}
+
+/// ShuffleWatcher's relaxed fairness (SW-relaxed, as Delay Scheduling relaxes fairness): a
+/// queue with nothing preferred to run on this node passes its turn (all its apps vetoed, so
+/// FairScheduler offers the node to the next queue), for at most `relaxedIntervalMs` in a row.
+fn relax(
+    queue: &str,
+    preferred: bool,
+    policy: &QueuePolicy,
+    now_ms: u64,
+    skips: &mut RelaxedSkips,
+    entries: &mut Vec<PlanEntry>,
+) {
+    if preferred {
+        skips.remove(queue);
+        return;
+    }
+    let since = *skips.entry(queue.to_string()).or_insert(now_ms);
+    if now_ms.saturating_sub(since) < policy.relaxed_interval_ms {
+        entries.clear();
+    }
 }
 
 /// Every outstanding map and reduce ask of an app, loosest locality, lowest priority first

@@ -1,41 +1,62 @@
-//! NASS, Network-Aware Shuffle Scheduling (ShuffleWatcher, Figure 3).
+//! NASS, Network-Aware Shuffle Scheduling (ShuffleWatcher, Figure 3), with SAMP's preferred map
+//! racks and SARP's per-rack reduce quotas.
 //!
-//! When the requesting node's rack is network-saturated, the user's maps go first (data-local
-//! before rack-local before any) and shuffle is delayed: reduces of shuffle-light jobs, then
-//! of shuffle-heavy ones. When it is not saturated, shuffle-heavy reduces go first to favour
-//! intra-job concurrency, then the other reduces, then maps in the same locality order. The
-//! last map and reduce categories match any outstanding task, so the user never loses its
-//! turn and FairScheduler's fairness holds. Within a category, jobs go by arrival.
+//! When the requesting node's rack is network-saturated, the user's maps go first (those of
+//! jobs preferring this rack, then data-local, then rack-local, then any) and shuffle is
+//! delayed: reduces of shuffle-light jobs, then shuffle-heavy reduces within their rack quota,
+//! then any reduce. When it is not saturated, shuffle-heavy reduces within quota go first to
+//! favour intra-job concurrency, then other heavy reduces, then light ones, then maps in the
+//! same order. The last categories match any outstanding task, so the user never loses its
+//! turn. Within a category jobs go by arrival.
 //!
-//! Not yet here (the ShuffleWatcher issue adds them): the preferred-rack maps of SAMP (Figure 3
-//! lines 4/16) and the per-rack reduce quotas of SARP (lines 8/13).
+//! Two readings of ours, made configurable per queue:
+//! * `sarpQuota=strict` (default): a shuffle-heavy job's reduces are vetoed on a rack whose
+//!   quota is used, so reduces end up in proportion to map output; the starvation guard still
+//!   bounds any wait. `preference` keeps them as Figure 3's lowest reduce category.
+//! * the starvation window (ambiguity 8): jobs are grouped by `submit / starvationWindowMs`; an
+//!   earlier window's jobs are ranked, whole, before a later window's, overriding the
+//!   categories (a 10-minute-old job's remote map beats a new job's local one).
 
 use super::{Candidate, Offer};
 use crate::protocol::{Ask, Locality, PlanEntry, TaskKind};
 use crate::settings::QueuePolicy;
+use crate::state::QuotaState;
+use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Category {
+    /// Lines 4/16: maps of jobs whose PreferredMapRacks hold this rack.
+    PreferredRackMaps,
+    /// Lines 5/17: data-local maps, then rack-local maps.
     NodeLocalMaps,
     RackLocalMaps,
+    /// Lines 6/18.
     AnyMaps,
+    /// Line 7 (and 15).
     LightReduces,
-    HeavyReduces,
+    /// Lines 8/13: shuffle-heavy reduces on a rack where the job's SARP quota is not met.
+    HeavyReducesUnderQuota,
+    /// Lines 9/14: the other shuffle-heavy reduces the quota mode allows.
+    OtherHeavyReduces,
 }
 
-/// Figure 3 lines 5–9: maps first, shuffle delayed.
-const SATURATED: [Category; 5] = [
+/// Figure 3 lines 4–9: maps first, shuffle delayed.
+const SATURATED: [Category; 7] = [
+    Category::PreferredRackMaps,
     Category::NodeLocalMaps,
     Category::RackLocalMaps,
     Category::AnyMaps,
     Category::LightReduces,
-    Category::HeavyReduces,
+    Category::HeavyReducesUnderQuota,
+    Category::OtherHeavyReduces,
 ];
 
-/// Figure 3 lines 14–18: heavy reduces first, then the rest, then maps.
-const UNSATURATED: [Category; 5] = [
-    Category::HeavyReduces,
+/// Figure 3 lines 13–18: shuffle first, heavy before light, then maps.
+const UNSATURATED: [Category; 7] = [
+    Category::HeavyReducesUnderQuota,
+    Category::OtherHeavyReduces,
     Category::LightReduces,
+    Category::PreferredRackMaps,
     Category::NodeLocalMaps,
     Category::RackLocalMaps,
     Category::AnyMaps,
@@ -44,25 +65,62 @@ const UNSATURATED: [Category; 5] = [
 impl Category {
     fn label(self) -> &'static str {
         match self {
+            Category::PreferredRackMaps => "preferred-rack-map",
             Category::NodeLocalMaps => "node-local-map",
             Category::RackLocalMaps => "rack-local-map",
             Category::AnyMaps => "any-map",
             Category::LightReduces => "light-reduce",
-            Category::HeavyReduces => "heavy-reduce",
+            Category::HeavyReducesUnderQuota => "heavy-reduce-under-quota",
+            Category::OtherHeavyReduces => "heavy-reduce",
         }
     }
 
-    /// The locality at which `ask` of `candidate` falls in this category on this offer.
+    /// Whether a placement in this category counts as "preferred" for relaxed fairness
+    /// (Figure 3 lines 4/5/7/8 saturated, 13/16/17 unsaturated: ambiguity 9).
+    pub(super) fn is_preferred(self, saturated: bool) -> bool {
+        match self {
+            Category::PreferredRackMaps
+            | Category::NodeLocalMaps
+            | Category::RackLocalMaps
+            | Category::HeavyReducesUnderQuota => true,
+            Category::LightReduces => saturated,
+            Category::AnyMaps | Category::OtherHeavyReduces => false,
+        }
+    }
+
+    /// The localities at which `ask` falls in this category on this offer, best first.
     fn admits(
         self,
         candidate: &Candidate,
         ask: &Ask,
         policy: &QueuePolicy,
         offer: &Offer,
-    ) -> Option<Locality> {
+    ) -> &'static [Locality] {
+        const LOCAL_FIRST: &[Locality] = &[
+            Locality::NodeLocal,
+            Locality::RackLocal,
+            Locality::OffSwitch,
+        ];
+        const NODE: &[Locality] = &[Locality::NodeLocal];
+        const RACK: &[Locality] = &[Locality::RackLocal];
+        const ANY: &[Locality] = &[Locality::OffSwitch];
+        const NONE: &[Locality] = &[];
+        let app = candidate.app;
         let kind = TaskKind::of_mapreduce_priority(ask.priority);
-        let heavy = candidate.app.job.estimate.ratio > policy.shuffle_heavy_ratio;
+        let heavy = app.job.estimate.ratio > policy.shuffle_heavy_ratio;
+        let quota = || {
+            app.job
+                .reduce_quota(offer.rack, app.pending(TaskKind::Reduce))
+        };
         let admitted = match self {
+            Category::PreferredRackMaps => {
+                kind == TaskKind::Map
+                    && app
+                        .job
+                        .samp
+                        .as_ref()
+                        .is_some_and(|samp| samp.preferred.contains(offer.rack))
+            }
             Category::NodeLocalMaps => {
                 kind == TaskKind::Map && ask.hosts.get(offer.host).is_some_and(|n| *n > 0)
             }
@@ -71,41 +129,82 @@ impl Category {
             }
             Category::AnyMaps => kind == TaskKind::Map,
             Category::LightReduces => kind == TaskKind::Reduce && !heavy,
-            Category::HeavyReduces => kind == TaskKind::Reduce && heavy,
+            Category::HeavyReducesUnderQuota => {
+                kind == TaskKind::Reduce && heavy && quota() == QuotaState::Under
+            }
+            Category::OtherHeavyReduces => {
+                kind == TaskKind::Reduce
+                    && heavy
+                    && match quota() {
+                        QuotaState::NoQuota => true,
+                        QuotaState::Under => false,
+                        QuotaState::Used => !policy.strict_reduce_quotas,
+                    }
+            }
         };
-        let locality = match self {
-            Category::NodeLocalMaps => Locality::NodeLocal,
-            Category::RackLocalMaps => Locality::RackLocal,
-            _ => Locality::OffSwitch,
-        };
-        admitted.then_some(locality)
+        match (admitted, self) {
+            (false, _) => NONE,
+            (true, Category::PreferredRackMaps) => LOCAL_FIRST,
+            (true, Category::NodeLocalMaps) => NODE,
+            (true, Category::RackLocalMaps) => RACK,
+            (true, _) => ANY,
+        }
     }
 }
 
-/// Appends the NASS ranking of the queue's jobs for this offer to `entries`.
+/// Appends the NASS ranking of the queue's jobs for this offer to `entries`; returns whether
+/// any entry is "preferred" (for relaxed fairness).
 pub(super) fn rank(
     candidates: &[Candidate],
     policy: &QueuePolicy,
     offer: &Offer,
     entries: &mut Vec<PlanEntry>,
-) {
-    let (order, state) = if offer.rack_saturated {
+) -> bool {
+    let saturated = offer.rack_saturated;
+    let (order, state) = if saturated {
         (&SATURATED, "saturated")
     } else {
         (&UNSATURATED, "unsaturated")
     };
-    for category in order {
-        for candidate in candidates {
-            for ask in candidate.app.asks.values() {
-                if let Some(locality) = category.admits(candidate, ask, policy, offer) {
-                    entries.push(PlanEntry {
-                        app: candidate.id.clone(),
-                        priority: ask.priority,
-                        locality,
-                        reason: format!("nass:{state}:{}", category.label()),
-                    });
+    let window = |c: &Candidate| match policy.starvation_window_ms {
+        0 => 0,
+        width => c.app.submit_ms / width,
+    };
+    let mut windows: Vec<u64> = candidates.iter().map(window).collect();
+    windows.sort_unstable();
+    windows.dedup();
+    let mut preferred = false;
+    // An entry repeated in a later category could never be chosen: the first satisfiable one
+    // wins. Emit each (app, priority, locality) once.
+    let mut emitted = BTreeSet::new();
+    for current in windows {
+        let in_window: Vec<&Candidate> =
+            candidates.iter().filter(|c| window(c) == current).collect();
+        for category in order {
+            // Locality is the outer loop inside a category, so every job's data-local map on
+            // a preferred rack comes before any job's remote one.
+            for slot in 0..3 {
+                for candidate in &in_window {
+                    for ask in candidate.app.asks.values() {
+                        let Some(locality) =
+                            category.admits(candidate, ask, policy, offer).get(slot)
+                        else {
+                            continue;
+                        };
+                        if !emitted.insert((candidate.id, ask.priority, *locality)) {
+                            continue;
+                        }
+                        preferred |= category.is_preferred(saturated);
+                        entries.push(PlanEntry {
+                            app: candidate.id.clone(),
+                            priority: ask.priority,
+                            locality: *locality,
+                            reason: format!("nass:{state}:{}", category.label()),
+                        });
+                    }
                 }
             }
         }
     }
+    preferred
 }

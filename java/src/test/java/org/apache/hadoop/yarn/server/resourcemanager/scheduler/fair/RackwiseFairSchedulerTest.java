@@ -115,9 +115,11 @@ class RackwiseFairSchedulerTest {
       cluster.ask(light, 1, List.of("h1"), 1);
       cluster.ask(heavy, 1, List.of("h1"), 1);
       List<String> order = new ArrayList<>();
+      // Both jobs' splits are on h1, so SAMP prefers rack 1 for both and SARP gives the heavy
+      // job's reduce its quota there: offer h2, on rack 1 but holding no split.
       for (int i = 0; i < 4; i++) {
         int lightBefore = light.containers.size();
-        cluster.heartbeat("h3", light, heavy);
+        cluster.heartbeat("h2", light, heavy);
         MockRackCluster.Job got = light.containers.size() > lightBefore ? light : heavy;
         order.add((got == light ? "light:" : "heavy:")
             + got.containers.get(got.containers.size() - 1).getPriority().getPriority());

@@ -1,0 +1,220 @@
+//! The test environment shared by the scenario suites: a cluster of racks and nodes, a queue
+//! `root.sw` steered by ShuffleWatcher and a queue `root.plain` left alone, and helpers that
+//! queue the events the shim would send and make one offer.
+#![allow(dead_code)] // each suite uses a different part of it
+
+use rackwise_core::protocol::*;
+use rackwise_core::Engine;
+use std::collections::BTreeMap;
+
+pub const MAP: i32 = 20;
+pub const RERUN_MAP: i32 = 5;
+pub const REDUCE: i32 = 10;
+pub const GIB: u64 = 1 << 30;
+
+/// One ask of a test job: priority, containers, and the (rack, node) replicas of its splits.
+pub type TestAsk<'a> = (i32, u32, &'a [(u32, u32)]);
+
+/// A cluster of `racks` × `nodes_per_rack` nodes named `r<R>n<N>` on racks `/r<R>`, a queue
+/// `root.sw` steered by ShuffleWatcher and a queue `root.plain` left alone.
+pub struct TestEnv {
+    pub engine: Engine,
+    pub pending: Vec<Event>,
+    pub now_ms: u64,
+    containers: u32,
+}
+
+impl TestEnv {
+    pub fn new(racks: u32, nodes_per_rack: u32, settings: &[(&str, &str)]) -> TestEnv {
+        Self::with_queue(racks, nodes_per_rack, settings, &[])
+    }
+
+    /// As `new`, with extra `<rackwise>` elements for `root.sw` (its policy stays
+    /// shufflewatcher).
+    pub fn with_queue(
+        racks: u32,
+        nodes_per_rack: u32,
+        settings: &[(&str, &str)],
+        queue_elements: &[(&str, &str)],
+    ) -> TestEnv {
+        let mut elements = BTreeMap::from([("policy".to_string(), "shufflewatcher".to_string())]);
+        for (name, value) in queue_elements {
+            elements.insert(name.to_string(), value.to_string());
+        }
+        let config = EngineConfig {
+            settings: settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            queues: vec![
+                QueueSettings {
+                    queue: "root.sw".into(),
+                    rackwise: Some(elements),
+                },
+                QueueSettings {
+                    queue: "root.plain".into(),
+                    rackwise: None,
+                },
+            ],
+            learned: vec![],
+            source: "test".into(),
+        };
+        let mut env = TestEnv {
+            engine: Engine::new(&config).expect("valid config"),
+            pending: vec![],
+            now_ms: 1_000_000,
+            containers: 0,
+        };
+        for r in 1..=racks {
+            for n in 1..=nodes_per_rack {
+                env.pending.push(Event::NodeAdded {
+                    node: node(r, n),
+                    host: host(r, n),
+                    rack: rack(r),
+                    capacity: Resources {
+                        memory_mb: 8192,
+                        vcores: 8,
+                    },
+                });
+            }
+        }
+        env
+    }
+
+    pub fn submit(&mut self, app: &str, queue: &str, submit_ms: u64, tags: &[&str]) {
+        self.pending.push(Event::AppAdded {
+            app: AppId(app.into()),
+            name: format!("job-{app}"),
+            user: "alice".into(),
+            queue: queue.into(),
+            app_type: "MAPREDUCE".into(),
+            tags: tags.iter().map(|t| t.to_string()).collect(),
+            submit_ms,
+        });
+    }
+
+    /// Replaces `app`'s ask table: (priority, count, hosts with a replica of the splits).
+    pub fn asks(&mut self, app: &str, asks: &[TestAsk]) {
+        let asks = asks
+            .iter()
+            .map(|(priority, count, replicas)| Ask {
+                priority: Priority(*priority),
+                any: *count,
+                resources: Resources {
+                    memory_mb: 1024,
+                    vcores: 1,
+                },
+                hosts: replicas
+                    .iter()
+                    .map(|(r, n)| (host(*r, *n), *count))
+                    .collect(),
+                racks: replicas.iter().map(|(r, _)| (rack(*r), *count)).collect(),
+            })
+            .collect();
+        self.pending.push(Event::Asks {
+            app: AppId(app.into()),
+            asks,
+        });
+    }
+
+    pub fn run(
+        &mut self,
+        app: &str,
+        priority: i32,
+        r: u32,
+        n: u32,
+        locality: Locality,
+    ) -> ContainerId {
+        self.containers += 1;
+        let container = ContainerId(format!("container_{}", self.containers));
+        self.pending.push(Event::ContainerAllocated {
+            app: AppId(app.into()),
+            container: container.clone(),
+            node: node(r, n),
+            priority: Priority(priority),
+            locality,
+            resources: Resources {
+                memory_mb: 1024,
+                vcores: 1,
+            },
+            time_ms: self.now_ms,
+        });
+        container
+    }
+
+    pub fn finish(&mut self, app: &str, container: ContainerId) {
+        self.pending.push(Event::ContainerFinished {
+            app: AppId(app.into()),
+            container,
+            time_ms: self.now_ms,
+        });
+    }
+
+    pub fn stats(
+        &mut self,
+        app: &str,
+        maps: u32,
+        done: u32,
+        reduces: u32,
+        input: u64,
+        output: u64,
+    ) {
+        self.pending.push(Event::JobStats {
+            app: AppId(app.into()),
+            maps_total: maps,
+            maps_completed: done,
+            reduces_total: reduces,
+            map_input_bytes: input,
+            map_output_bytes: output,
+        });
+    }
+
+    pub fn offer(&mut self, r: u32, n: u32) -> OfferResponse {
+        let request = OfferRequest {
+            now_ms: self.now_ms,
+            events: std::mem::take(&mut self.pending),
+            node: NodeOffer {
+                node: node(r, n),
+                unallocated: Resources {
+                    memory_mb: 8192,
+                    vcores: 8,
+                },
+                utilization: None,
+            },
+        };
+        self.engine.offer(&request)
+    }
+}
+
+pub fn node(r: u32, n: u32) -> NodeId {
+    NodeId(format!("{}:8041", host(r, n)))
+}
+pub fn host(r: u32, n: u32) -> String {
+    format!("r{r}n{n}")
+}
+pub fn rack(r: u32) -> RackName {
+    RackName(format!("/r{r}"))
+}
+
+/// The plan of `queue` as "app:priority:locality" strings, in rank order.
+pub fn ranking(response: &OfferResponse, queue: &str) -> Vec<String> {
+    response
+        .plan
+        .queues
+        .iter()
+        .find(|q| q.queue == queue)
+        .map(|q| {
+            q.entries
+                .iter()
+                .map(|e| {
+                    let locality = match e.locality {
+                        Locality::NodeLocal => "node",
+                        Locality::RackLocal => "rack",
+                        Locality::OffSwitch => "any",
+                    };
+                    format!("{}:{}:{locality}", e.app.0, e.priority.0)
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}

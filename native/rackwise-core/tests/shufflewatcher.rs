@@ -1,0 +1,214 @@
+//! ShuffleWatcher's worked examples and its mechanisms beyond the NASS order: SAMP's preferred
+//! map racks (Figure 5), SARP's reduce quotas (Figure 7), the starvation window and relaxed
+//! fairness.
+
+mod common;
+
+use common::*;
+use rackwise_core::policy::sarp;
+use rackwise_core::protocol::*;
+use std::collections::BTreeMap;
+
+fn preferred(env: &TestEnv, app: &str) -> Vec<String> {
+    env.engine.state().apps[&AppId(app.into())]
+        .job
+        .samp
+        .as_ref()
+        .map(|samp| samp.preferred.iter().map(|r| r.0.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// Figure 5: two jobs whose input is replicated on both racks. Previous schedulers spread both
+/// jobs' maps (and so their map output) evenly; SAMP gives job1 rack1 and job2 rack2, so each
+/// job's intermediate data sits on one rack and SARP can keep its shuffle there.
+#[test]
+fn figure5_samp_prefers_rack1_for_job1_and_rack2_for_job2() {
+    let mut env = TestEnv::new(2, 2, &[]);
+    env.submit("job1", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
+    env.submit("job2", "root.sw", 2, &["rackwise.shuffle-ratio=1"]);
+    // Every split has replicas on r1n1 and r2n1.
+    env.asks("job1", &[(MAP, 8, &[(1, 1), (2, 1)])]);
+    env.offer(1, 1);
+    env.asks("job2", &[(MAP, 8, &[(1, 1), (2, 1)])]);
+    env.offer(1, 1);
+    assert_eq!(preferred(&env, "job1"), ["/r1"]);
+    assert_eq!(preferred(&env, "job2"), ["/r2"]);
+
+    // On each rack, the job preferring it goes first (NASS line 4), data-local first.
+    let on_rack2 = ranking(&env.offer(2, 2), "root.sw");
+    assert_eq!(
+        on_rack2[..3],
+        ["job2:20:node", "job2:20:rack", "job2:20:any"]
+    );
+    let on_rack1 = ranking(&env.offer(1, 2), "root.sw");
+    assert_eq!(
+        on_rack1[..3],
+        ["job1:20:node", "job1:20:rack", "job1:20:any"]
+    );
+}
+
+/// Figure 7: each job's intermediate data sits 90/10 on two racks (job2 the other way round).
+/// Reduces split evenly move half of it (50 GB of 100 GB) across racks; SARP's quotas (9 and 1
+/// reduces) move 18 GB, 64 % less.
+#[test]
+fn figure7_sarp_cuts_cross_rack_shuffle_from_50_to_18_gb_per_job() {
+    let mut env = TestEnv::new(2, 2, &[]);
+    for (job, first_rack_maps) in [("job1", 90), ("job2", 10)] {
+        env.submit(job, "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
+        env.asks(job, &[(MAP, 100, &[])]);
+        for i in 0..100 {
+            let r = if i < first_rack_maps { 1 } else { 2 };
+            let map = env.run(job, MAP, r, 1, Locality::NodeLocal);
+            env.finish(job, map);
+        }
+        env.stats(job, 100, 100, 10, 100 * GIB, 100 * GIB);
+        env.asks(job, &[(REDUCE, 10, &[])]);
+    }
+    env.offer(1, 1);
+
+    for (job, expected) in [("job1", [9, 1]), ("job2", [1, 9])] {
+        let app = &env.engine.state().apps[&AppId(job.into())];
+        let shares = app.job.reduce_shares.clone().expect("SARP ran");
+        let quotas = sarp::apportion(10, &shares);
+        assert_eq!(
+            quotas.values().copied().collect::<Vec<_>>(),
+            expected,
+            "{job}"
+        );
+
+        let gb = GIB as f64;
+        let output: BTreeMap<RackName, f64> = app
+            .job
+            .finished_maps_by_rack
+            .iter()
+            .map(|(rack, maps)| (rack.clone(), *maps as f64 * gb))
+            .collect();
+        let even = BTreeMap::from([(rack(1), 5), (rack(2), 5)]);
+        let even_gb = sarp::cross_rack_shuffle_bytes(&output, &even) / gb;
+        let sarp_gb = sarp::cross_rack_shuffle_bytes(&output, &quotas) / gb;
+        assert!(
+            (even_gb - 50.0).abs() < 1e-9,
+            "{job}: even split moves {even_gb} GB"
+        );
+        assert!(
+            (sarp_gb - 18.0).abs() < 1e-9,
+            "{job}: SARP moves {sarp_gb} GB"
+        );
+    }
+}
+
+/// SARP's quotas are enforced where reduces are placed: once job1's 9 reduces sit on rack 1,
+/// rack 1 gets no more of them (strict mode) while rack 2 still takes its one.
+#[test]
+fn strict_quotas_veto_reduces_on_a_rack_whose_quota_is_used() {
+    let mut env = TestEnv::new(2, 2, &[]);
+    env.submit("job1", "root.sw", 1, &["rackwise.shuffle-ratio=3"]);
+    env.asks("job1", &[(MAP, 10, &[])]);
+    for i in 0..10 {
+        let map = env.run(
+            "job1",
+            MAP,
+            if i < 9 { 1 } else { 2 },
+            1,
+            Locality::NodeLocal,
+        );
+        env.finish("job1", map);
+    }
+    env.asks("job1", &[(REDUCE, 10, &[])]);
+    for _ in 0..9 {
+        assert_eq!(ranking(&env.offer(1, 1), "root.sw"), ["job1:10:any"]);
+        env.run("job1", REDUCE, 1, 1, Locality::OffSwitch);
+    }
+    env.asks("job1", &[(REDUCE, 1, &[])]);
+    let full = env.offer(1, 2);
+    assert!(
+        ranking(&full, "root.sw").is_empty(),
+        "rack 1's quota of 9 is used"
+    );
+    assert_eq!(
+        full.plan.queues[0].steered,
+        [AppId("job1".into())],
+        "so job1 is vetoed"
+    );
+    assert_eq!(ranking(&env.offer(2, 1), "root.sw"), ["job1:10:any"]);
+}
+
+#[test]
+fn preference_quotas_only_rank_an_over_quota_reduce_last() {
+    let mut env = TestEnv::with_queue(2, 1, &[], &[("sarpQuota", "preference")]);
+    env.submit("heavy", "root.sw", 1, &["rackwise.shuffle-ratio=3"]);
+    env.submit("light", "root.sw", 2, &["rackwise.shuffle-ratio=0.1"]);
+    env.asks("heavy", &[(MAP, 1, &[(2, 1)])]);
+    let map = env.run("heavy", MAP, 2, 1, Locality::NodeLocal);
+    env.finish("heavy", map);
+    env.asks("heavy", &[(REDUCE, 1, &[])]);
+    env.asks("light", &[(REDUCE, 1, &[])]);
+    // All of heavy's output is on rack 2: its quota on rack 1 is 0.
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.sw"),
+        ["heavy:10:any", "light:10:any"],
+        "unsaturated: Figure 3 line 14 still ranks any heavy reduce before light ones"
+    );
+}
+
+/// A job from an earlier starvation window goes first whatever the categories say: here its
+/// remote map beats a newer job's data-local map.
+#[test]
+fn an_earlier_starvation_window_overrides_the_nass_categories() {
+    for (window_ms, first) in [("600000", "old:20:any"), ("0", "new:20:node")] {
+        let mut env = TestEnv::with_queue(2, 1, &[], &[("starvationWindowMs", window_ms)]);
+        env.submit("old", "root.sw", 0, &["rackwise.shuffle-ratio=0.5"]);
+        env.submit("new", "root.sw", 700_000, &["rackwise.shuffle-ratio=0.5"]);
+        env.asks("old", &[(MAP, 1, &[(2, 1)])]);
+        env.asks("new", &[(MAP, 1, &[(1, 1)])]);
+        assert_eq!(
+            ranking(&env.offer(1, 1), "root.sw")[0],
+            first,
+            "window {window_ms}"
+        );
+    }
+}
+
+#[test]
+fn quotas_sum_to_the_reduce_count_when_it_grows_later() {
+    let mut env = TestEnv::new(3, 1, &[]);
+    env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=3"]);
+    env.asks("job", &[(MAP, 3, &[])]);
+    for r in 1..=3 {
+        let map = env.run("job", MAP, r, 1, Locality::NodeLocal);
+        env.finish("job", map);
+    }
+    env.asks("job", &[(REDUCE, 1, &[])]);
+    env.offer(1, 1);
+    // The AM ramps reduces up: first 1 asked, then the job reports 4 in all.
+    env.stats("job", 3, 3, 4, 3 * GIB, 9 * GIB);
+    env.offer(1, 1);
+    let job = &env.engine.state().apps[&AppId("job".into())].job;
+    let quotas = sarp::apportion(job.known_reduces(1), job.reduce_shares.as_ref().unwrap());
+    assert_eq!(quotas.values().copied().collect::<Vec<_>>(), [2, 1, 1]);
+}
+
+/// Relaxed fairness: a queue with nothing preferred here passes its turn (every app vetoed),
+/// for at most `relaxedIntervalMs`; a preferred task ends the skipping.
+#[test]
+fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
+    let mut env = TestEnv::with_queue(
+        2,
+        1,
+        &[],
+        &[("relaxedFairness", "true"), ("relaxedIntervalMs", "5000")],
+    );
+    env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=0.5"]);
+    env.asks("job", &[(MAP, 2, &[(2, 1)])]);
+    // Rack 1 holds none of the job's data and it prefers rack 2.
+    let skipped = env.offer(1, 1);
+    assert!(ranking(&skipped, "root.sw").is_empty());
+    assert_eq!(skipped.plan.queues[0].steered, [AppId("job".into())]);
+    env.now_ms += 4_999;
+    assert!(ranking(&env.offer(1, 1), "root.sw").is_empty());
+    env.now_ms += 1;
+    assert_eq!(ranking(&env.offer(1, 1), "root.sw"), ["job:20:any"]);
+    // On rack 2 the map is preferred and data-local: no skipping, and the clock resets.
+    assert_eq!(ranking(&env.offer(2, 1), "root.sw")[0], "job:20:node");
+    assert!(ranking(&env.offer(1, 1), "root.sw").is_empty());
+}
