@@ -1,0 +1,239 @@
+//! What a run measured, and how the headline figures are derived from it.
+
+use crate::cluster::Cluster;
+use crate::sim::{CONGESTION_THRESHOLD, SAMPLE_MS};
+use crate::workload::{JobSpec, ShuffleClass};
+use rackwise_core::protocol::Locality;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// Turnaround statistics of a set of jobs, seconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Turnaround {
+    pub jobs: usize,
+    pub mean_s: f64,
+    pub median_s: f64,
+    pub p95_s: f64,
+}
+
+impl Turnaround {
+    fn of(mut values: Vec<f64>) -> Turnaround {
+        if values.is_empty() {
+            return Turnaround::default();
+        }
+        values.sort_by(f64::total_cmp);
+        Turnaround {
+            jobs: values.len(),
+            mean_s: round3(values.iter().sum::<f64>() / values.len() as f64),
+            median_s: round3(percentile(&values, 0.5)),
+            p95_s: round3(percentile(&values, 0.95)),
+        }
+    }
+}
+
+/// Linear interpolation between closest ranks (as the traces README computes percentiles).
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+}
+
+/// Millisecond-level noise is not information; rounding keeps the JSON readable.
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// The per-policy figures of `compare`'s JSON.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PolicyMetrics {
+    pub jobs: usize,
+    pub throughput_jobs_per_hour: f64,
+    pub mean_turnaround_s: f64,
+    pub median_turnaround_s: f64,
+    pub p95_turnaround_s: f64,
+    pub turnaround_by_class: BTreeMap<String, Turnaround>,
+    pub cross_rack_bytes: u64,
+    pub cross_rack_shuffle_bytes: u64,
+    pub cross_rack_remote_map_bytes: u64,
+    pub cross_rack_output_bytes: u64,
+    pub congestion_events: u64,
+    pub congested_rack_samples: u64,
+    pub jain_fairness: f64,
+    pub makespan_s: f64,
+    pub container_utilization: f64,
+    pub map_locality: BTreeMap<String, f64>,
+}
+
+/// Accumulates a run's observations.
+#[derive(Debug, Clone)]
+pub struct Collector {
+    pub first_submit_ms: Option<u64>,
+    pub finish_ms: Vec<Option<u64>>,
+    /// Cross-rack bytes per simulated minute: (shuffle, remote map, output replication).
+    pub timeline: Vec<(f64, f64, f64)>,
+    cross: (f64, f64, f64),
+    congested: Vec<bool>,
+    congestion_events: u64,
+    congested_samples: u64,
+    jain_sum: f64,
+    jain_samples: u64,
+    utilization_sum: f64,
+    utilization_samples: u64,
+    locality: [u64; 3],
+}
+
+impl Collector {
+    pub fn new(cluster: &Cluster, specs: &[JobSpec], _users: usize) -> Collector {
+        Collector {
+            first_submit_ms: None,
+            finish_ms: vec![None; specs.len()],
+            timeline: Vec::new(),
+            cross: (0.0, 0.0, 0.0),
+            congested: vec![false; cluster.racks],
+            congestion_events: 0,
+            congested_samples: 0,
+            jain_sum: 0.0,
+            jain_samples: 0,
+            utilization_sum: 0.0,
+            utilization_samples: 0,
+            locality: [0; 3],
+        }
+    }
+
+    pub fn cross_rack(&mut self, minute: usize, shuffle: f64, remote_map: f64, output: f64) {
+        if self.timeline.len() <= minute {
+            self.timeline.resize(minute + 1, (0.0, 0.0, 0.0));
+        }
+        let slot = &mut self.timeline[minute];
+        slot.0 += shuffle;
+        slot.1 += remote_map;
+        slot.2 += output;
+        self.cross.0 += shuffle;
+        self.cross.1 += remote_map;
+        self.cross.2 += output;
+    }
+
+    pub fn map_placed(&mut self, locality: Locality) {
+        let i = match locality {
+            Locality::NodeLocal => 0,
+            Locality::RackLocal => 1,
+            Locality::OffSwitch => 2,
+        };
+        self.locality[i] += 1;
+    }
+
+    pub fn job_done(&mut self, job: usize, now_ms: u64) {
+        self.finish_ms[job] = Some(now_ms);
+    }
+
+    /// One sample period: rack link utilizations, running containers of each user with
+    /// pending demand, and the busy fraction of all containers.
+    pub fn sample(&mut self, rack_utilization: &[f64], demanding_running: &[f64], busy: f64) {
+        for (r, u) in rack_utilization.iter().enumerate() {
+            let over = *u > CONGESTION_THRESHOLD;
+            if over {
+                self.congested_samples += 1;
+                if !self.congested[r] {
+                    self.congestion_events += 1;
+                }
+            }
+            self.congested[r] = over;
+        }
+        let sum: f64 = demanding_running.iter().sum();
+        let squares: f64 = demanding_running.iter().map(|x| x * x).sum();
+        if demanding_running.len() > 1 && squares > 0.0 {
+            self.jain_sum += sum * sum / (demanding_running.len() as f64 * squares);
+            self.jain_samples += 1;
+        }
+        self.utilization_sum += busy;
+        self.utilization_samples += 1;
+    }
+
+    /// Turnaround (finish − submit) of every finished job, seconds, in job order.
+    pub fn turnarounds(&self, specs: &[JobSpec]) -> Vec<(ShuffleClass, f64)> {
+        specs
+            .iter()
+            .zip(&self.finish_ms)
+            .filter_map(|(spec, f)| f.map(|f| (spec.class, (f - spec.submit_ms) as f64 / 1000.0)))
+            .collect()
+    }
+
+    pub fn finish(&self, specs: &[JobSpec]) -> PolicyMetrics {
+        let turnarounds = self.turnarounds(specs);
+        let all = Turnaround::of(turnarounds.iter().map(|(_, t)| *t).collect());
+        let mut by_class = BTreeMap::new();
+        for class in ShuffleClass::ALL {
+            let values: Vec<f64> = turnarounds
+                .iter()
+                .filter(|(c, _)| *c == class)
+                .map(|(_, t)| *t)
+                .collect();
+            by_class.insert(class.name().to_string(), Turnaround::of(values));
+        }
+        let mut finishes: Vec<u64> = self.finish_ms.iter().flatten().copied().collect();
+        finishes.sort_unstable();
+        let first = self.first_submit_ms.unwrap_or(0);
+        let makespan_s = finishes.last().map_or(0.0, |l| (l - first) as f64 / 1000.0);
+        // Steady state: between the 10th and the 90th percentile of completions, so the
+        // ramp-up and the drain at the end are left out.
+        let throughput = if finishes.len() >= 10 {
+            let lo = finishes[finishes.len() / 10];
+            let hi = finishes[finishes.len() * 9 / 10];
+            let jobs = finishes.len() * 9 / 10 - finishes.len() / 10;
+            if hi > lo {
+                jobs as f64 / ((hi - lo) as f64 / 3_600_000.0)
+            } else {
+                0.0
+            }
+        } else if makespan_s > 0.0 {
+            finishes.len() as f64 / (makespan_s / 3600.0)
+        } else {
+            0.0
+        };
+        let placed: u64 = self.locality.iter().sum();
+        let share = |i: usize| {
+            if placed == 0 {
+                0.0
+            } else {
+                round3(self.locality[i] as f64 / placed as f64)
+            }
+        };
+        PolicyMetrics {
+            jobs: finishes.len(),
+            throughput_jobs_per_hour: round3(throughput),
+            mean_turnaround_s: all.mean_s,
+            median_turnaround_s: all.median_s,
+            p95_turnaround_s: all.p95_s,
+            turnaround_by_class: by_class,
+            cross_rack_bytes: (self.cross.0 + self.cross.1 + self.cross.2).round() as u64,
+            cross_rack_shuffle_bytes: self.cross.0.round() as u64,
+            cross_rack_remote_map_bytes: self.cross.1.round() as u64,
+            cross_rack_output_bytes: self.cross.2.round() as u64,
+            congestion_events: self.congestion_events,
+            congested_rack_samples: self.congested_samples,
+            jain_fairness: if self.jain_samples == 0 {
+                1.0
+            } else {
+                round3(self.jain_sum / self.jain_samples as f64)
+            },
+            makespan_s: round3(makespan_s),
+            container_utilization: if self.utilization_samples == 0 {
+                0.0
+            } else {
+                round3(self.utilization_sum / self.utilization_samples as f64)
+            },
+            map_locality: BTreeMap::from([
+                ("node_local".to_string(), share(0)),
+                ("rack_local".to_string(), share(1)),
+                ("off_switch".to_string(), share(2)),
+            ]),
+        }
+    }
+}
+
+/// Seconds of one sample period, for documentation of the congestion count.
+pub const SAMPLE_SECONDS: f64 = SAMPLE_MS as f64 / 1000.0;

@@ -1,0 +1,301 @@
+//! Flow-level network: every transfer is a flow over a few links (node NIC in/out, rack
+//! uplink/downlink), and rates are the max-min fair allocation over those links.
+//!
+//! A flow may load a link with a coefficient below one: a reduce's cross-rack fetch is one
+//! flow whose bytes come from several racks in known proportions, so it loads each source
+//! rack's uplink with that rack's share (weighted progressive filling). Rates are re-solved by
+//! [`Network::solve`], which the simulator calls at most once per network tick (1 s); between
+//! ticks a new flow takes whatever capacity is left on its path, so an idle network carries a
+//! lone flow at full speed at once (what the hand-computed tests rely on).
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+pub type LinkId = u32;
+pub type FlowId = usize;
+
+#[derive(Debug, Clone)]
+pub struct Flow {
+    /// Bytes still to move, as of `updated_ms`.
+    pub remaining: f64,
+    /// Bytes per millisecond.
+    pub rate: f64,
+    pub links: Vec<(LinkId, f64)>,
+    pub updated_ms: u64,
+    /// Bumped on every change that invalidates a scheduled completion.
+    pub generation: u64,
+    /// Opaque owner tag for the simulator.
+    pub owner: u64,
+}
+
+#[derive(Debug, Default)]
+pub struct Network {
+    /// Bytes per millisecond of each link.
+    pub capacity: Vec<f64>,
+    /// Sum of coefficient × rate of the live flows on each link.
+    used: Vec<f64>,
+    /// Bytes carried per link since the last [`Network::take_link_bytes`].
+    pub link_bytes: Vec<f64>,
+    flows: Vec<Option<Flow>>,
+    free_slots: Vec<FlowId>,
+    live: usize,
+    dirty: bool,
+}
+
+/// Bytes moved by one flow during a sync, for the caller's accounting.
+pub struct Moved {
+    pub bytes: f64,
+}
+
+#[derive(PartialEq)]
+struct Level(f64, LinkId, u64);
+impl Eq for Level {}
+impl PartialOrd for Level {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Level {
+    // Min-heap on the saturation level; ties by link id keep the solve deterministic.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other
+            .0
+            .total_cmp(&self.0)
+            .then_with(|| other.1.cmp(&self.1))
+            .then_with(|| other.2.cmp(&self.2))
+    }
+}
+
+impl Network {
+    pub fn new(capacity_bytes_per_ms: Vec<f64>) -> Network {
+        let n = capacity_bytes_per_ms.len();
+        Network {
+            capacity: capacity_bytes_per_ms,
+            used: vec![0.0; n],
+            link_bytes: vec![0.0; n],
+            ..Network::default()
+        }
+    }
+
+    pub fn live_flows(&self) -> usize {
+        self.live
+    }
+
+    pub fn is_dirty(&self) -> bool {
+        self.dirty
+    }
+
+    pub fn is_live(&self, id: FlowId) -> bool {
+        self.flows.get(id).is_some_and(|f| f.is_some())
+    }
+
+    pub fn flow(&self, id: FlowId) -> &Flow {
+        self.flows[id].as_ref().expect("live flow")
+    }
+
+    /// Adds a flow; it starts at the capacity left on its path right now.
+    pub fn add(
+        &mut self,
+        now_ms: u64,
+        bytes: f64,
+        links: Vec<(LinkId, f64)>,
+        owner: u64,
+    ) -> FlowId {
+        let mut flow = Flow {
+            remaining: bytes,
+            rate: 0.0,
+            links,
+            updated_ms: now_ms,
+            generation: 0,
+            owner,
+        };
+        flow.rate = self.leftover(&flow.links);
+        for &(link, coef) in &flow.links {
+            self.used[link as usize] += coef * flow.rate;
+        }
+        self.dirty = true;
+        self.live += 1;
+        match self.free_slots.pop() {
+            Some(id) => {
+                self.flows[id] = Some(flow);
+                id
+            }
+            None => {
+                self.flows.push(Some(flow));
+                self.flows.len() - 1
+            }
+        }
+    }
+
+    fn leftover(&self, links: &[(LinkId, f64)]) -> f64 {
+        links
+            .iter()
+            .filter(|(_, coef)| *coef > 0.0)
+            .map(|&(link, coef)| {
+                ((self.capacity[link as usize] - self.used[link as usize]) / coef).max(0.0)
+            })
+            .fold(f64::INFINITY, f64::min)
+    }
+
+    /// Advances one flow to `now_ms` and returns the bytes it moved since its last update.
+    pub fn sync(&mut self, id: FlowId, now_ms: u64) -> Moved {
+        let flow = self.flows[id].as_mut().expect("live flow");
+        let dt = now_ms.saturating_sub(flow.updated_ms) as f64;
+        let bytes = (flow.rate * dt).min(flow.remaining);
+        flow.remaining -= bytes;
+        // Float dust below a byte is a finished transfer, not a straggler.
+        if flow.remaining < 1e-6 {
+            flow.remaining = 0.0;
+        }
+        flow.updated_ms = now_ms;
+        for &(link, coef) in &flow.links {
+            self.link_bytes[link as usize] += bytes * coef;
+        }
+        Moved { bytes }
+    }
+
+    /// Adds bytes (and optionally new link coefficients) to a live flow; call [`sync`] first.
+    pub fn extend(&mut self, id: FlowId, bytes: f64, links: Option<Vec<(LinkId, f64)>>) {
+        let flow = self.flows[id].as_mut().expect("live flow");
+        flow.remaining += bytes;
+        flow.generation += 1;
+        if let Some(links) = links {
+            for &(link, coef) in &flow.links {
+                self.used[link as usize] -= coef * flow.rate;
+            }
+            flow.links = links;
+            // Keep the old rate only if the new path still has room for it.
+            let rate = flow.rate;
+            let flow_links = flow.links.clone();
+            let room = self.leftover(&flow_links);
+            let flow = self.flows[id].as_mut().expect("live flow");
+            flow.rate = rate.min(room.max(0.0));
+            for &(link, coef) in &flow.links {
+                self.used[link as usize] += coef * flow.rate;
+            }
+            self.dirty = true;
+        }
+    }
+
+    /// Removes a flow (synced by the caller) and frees its capacity.
+    pub fn remove(&mut self, id: FlowId) -> Flow {
+        let flow = self.flows[id].take().expect("live flow");
+        for &(link, coef) in &flow.links {
+            self.used[link as usize] -= coef * flow.rate;
+            if self.used[link as usize] < 0.0 {
+                self.used[link as usize] = 0.0;
+            }
+        }
+        self.free_slots.push(id);
+        self.live -= 1;
+        self.dirty = true;
+        flow
+    }
+
+    /// Ids of live flows, in id order (deterministic).
+    pub fn live_ids(&self) -> Vec<FlowId> {
+        self.flows
+            .iter()
+            .enumerate()
+            .filter_map(|(id, f)| f.as_ref().map(|_| id))
+            .collect()
+    }
+
+    /// Re-solves max-min fair rates of all live flows (weighted progressive filling). Flows
+    /// must be synced to the current time first, since rates change here.
+    pub fn solve(&mut self) {
+        self.dirty = false;
+        let links = self.capacity.len();
+        let mut sum_coef = vec![0.0f64; links];
+        let mut frozen_use = vec![0.0f64; links];
+        let mut on_link: Vec<Vec<FlowId>> = vec![Vec::new(); links];
+        let ids = self.live_ids();
+        for &id in &ids {
+            let flow = self.flows[id].as_mut().expect("live flow");
+            flow.rate = f64::NAN;
+            flow.generation += 1;
+            for &(link, coef) in &flow.links {
+                if coef > 0.0 {
+                    sum_coef[link as usize] += coef;
+                    on_link[link as usize].push(id);
+                }
+            }
+        }
+        let mut version = vec![0u64; links];
+        let mut heap = BinaryHeap::new();
+        for (link, (&sum, &cap)) in sum_coef.iter().zip(&self.capacity).enumerate() {
+            if sum > 0.0 {
+                heap.push(Level(cap / sum, link as LinkId, 0));
+            }
+        }
+        while let Some(Level(level, link, v)) = heap.pop() {
+            if v != version[link as usize] || sum_coef[link as usize] <= 0.0 {
+                continue;
+            }
+            let level = level.max(0.0);
+            let members = std::mem::take(&mut on_link[link as usize]);
+            for id in members {
+                let flow = self.flows[id].as_mut().expect("live flow");
+                if !flow.rate.is_nan() {
+                    continue;
+                }
+                flow.rate = level;
+                for &(other, coef) in &flow.links {
+                    if coef <= 0.0 {
+                        continue;
+                    }
+                    let o = other as usize;
+                    frozen_use[o] += coef * level;
+                    sum_coef[o] -= coef;
+                    version[o] += 1;
+                    if o != link as usize && sum_coef[o] > 1e-12 {
+                        let next = ((self.capacity[o] - frozen_use[o]) / sum_coef[o]).max(level);
+                        heap.push(Level(next, other, version[o]));
+                    }
+                }
+            }
+        }
+        self.used = frozen_use;
+        for &id in &ids {
+            let flow = self.flows[id].as_mut().expect("live flow");
+            if flow.rate.is_nan() {
+                // A flow on no link (never built by the simulator) would be unbounded.
+                flow.rate = 0.0;
+            }
+        }
+    }
+
+    /// Bytes carried per link since the previous call, then reset.
+    pub fn take_link_bytes(&mut self) -> Vec<f64> {
+        let n = self.link_bytes.len();
+        std::mem::replace(&mut self.link_bytes, vec![0.0; n])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn max_min_fair_shares_a_bottleneck_and_gives_the_rest_to_others() {
+        // Links: 0 cap 10, 1 cap 4. Flow a on 0, flow b on 0 and 1, flow c on 1.
+        let mut net = Network::new(vec![10.0, 4.0]);
+        let a = net.add(0, 1e9, vec![(0, 1.0)], 0);
+        let b = net.add(0, 1e9, vec![(0, 1.0), (1, 1.0)], 0);
+        let c = net.add(0, 1e9, vec![(1, 1.0)], 0);
+        net.solve();
+        assert_eq!(net.flow(b).rate, 2.0);
+        assert_eq!(net.flow(c).rate, 2.0);
+        assert_eq!(net.flow(a).rate, 8.0);
+    }
+
+    #[test]
+    fn weighted_links_take_the_share_of_a_flow() {
+        // One flow loading link 0 fully and link 1 at half: link 1 (cap 1) allows 2.
+        let mut net = Network::new(vec![10.0, 1.0]);
+        let f = net.add(0, 1e9, vec![(0, 1.0), (1, 0.5)], 0);
+        assert_eq!(net.flow(f).rate, 2.0, "leftover rate at creation");
+        net.solve();
+        assert_eq!(net.flow(f).rate, 2.0);
+    }
+}
