@@ -12,6 +12,7 @@ import io.rackwise.yarn.nativecore.NativeConfigException;
 import io.rackwise.yarn.nativecore.NativeCore;
 import io.rackwise.yarn.nativecore.NativeCoreException;
 import io.rackwise.yarn.nativecore.NativeLibraryLoader;
+import io.rackwise.yarn.netsat.NetworkLoadFeed;
 import io.rackwise.yarn.state.LearnedRatio;
 import io.rackwise.yarn.stats.JobStats;
 import java.io.IOException;
@@ -40,7 +41,7 @@ import org.slf4j.LoggerFactory;
  * counted, and turns the core off: every later offer is scheduled by stock FairScheduler until the
  * ResourceManager restarts. With {@code native.required} the failure is thrown instead.
  */
-public final class DecisionCore implements AutoCloseable {
+public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
   private static final Logger LOG = LoggerFactory.getLogger(DecisionCore.class);
   /** Records the native library logged, written to the ResourceManager's own log. */
   private static final Logger NATIVE_LOG = LoggerFactory.getLogger("io.rackwise.yarn.native");
@@ -200,6 +201,18 @@ public final class DecisionCore implements AutoCloseable {
         .put("reduces_total", stats.reducesTotal())
         .put("map_input_bytes", stats.mapInputBytes())
         .put("map_output_bytes", stats.mapOutputBytes()));
+  }
+
+  @Override
+  public void rackLoad(String rack, double utilization, long timeMs) {
+    emit(event("rack_load").put("rack", rack).put("utilization", utilization)
+        .put("time_ms", timeMs));
+  }
+
+  @Override
+  public void hostLoad(String host, double crossRackMbps, long timeMs) {
+    emit(event("host_load").put("host", host).put("cross_rack_mbps", crossRackMbps)
+        .put("time_ms", timeMs));
   }
 
   // ---- the offer ---------------------------------------------------------------------------

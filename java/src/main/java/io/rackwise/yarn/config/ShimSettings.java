@@ -10,7 +10,7 @@ import org.apache.hadoop.conf.Configuration;
 
 /**
  * The yarn-site.xml keys read by the Java shim itself: those under
- * {@code yarn.scheduler.rackwise.native.}, {@code .state.} and {@code .stats.}. Every other
+ * {@code yarn.scheduler.rackwise.native.}, {@code .state.}, {@code .stats.} and {@code .feed.}. Every other
  * {@code yarn.scheduler.rackwise.*} key belongs to the native core, which owns its defaults and
  * validation (see {@link #coreSettings}); splitting by prefix means each key is parsed in exactly
  * one place and a new shim key never needs registering twice.
@@ -25,23 +25,30 @@ public final class ShimSettings {
   public static final String STATS_ENABLED = PREFIX + "stats.enabled";
   public static final String STATS_POLL_INTERVAL_MS = PREFIX + "stats.poll-interval-ms";
   public static final String STATS_TIMEOUT_MS = PREFIX + "stats.timeout-ms";
+  /** A JSON file of measured cross-rack loads that a monitoring agent rewrites. */
+  public static final String FEED_FILE = PREFIX + "feed.file";
+  public static final String FEED_POLL_INTERVAL_MS = PREFIX + "feed.poll-interval-ms";
 
   private static final List<String> SHIM_PREFIXES =
-      List.of(PREFIX + "native.", PREFIX + "state.", PREFIX + "stats.");
+      List.of(PREFIX + "native.", PREFIX + "state.", PREFIX + "stats.", PREFIX + "feed.");
 
   private final boolean nativeRequired;
   private final Path stateDir;
   private final boolean statsEnabled;
   private final long statsPollIntervalMs;
   private final long statsTimeoutMs;
+  private final Path feedFile;
+  private final long feedPollIntervalMs;
 
   private ShimSettings(boolean nativeRequired, Path stateDir, boolean statsEnabled,
-      long statsPollIntervalMs, long statsTimeoutMs) {
+      long statsPollIntervalMs, long statsTimeoutMs, Path feedFile, long feedPollIntervalMs) {
     this.nativeRequired = nativeRequired;
     this.stateDir = stateDir;
     this.statsEnabled = statsEnabled;
     this.statsPollIntervalMs = statsPollIntervalMs;
     this.statsTimeoutMs = statsTimeoutMs;
+    this.feedFile = feedFile;
+    this.feedPollIntervalMs = feedPollIntervalMs;
   }
 
   /** Reads and validates the shim's keys, reporting every bad one at once. */
@@ -51,12 +58,14 @@ public final class ShimSettings {
     boolean stats = parseBoolean(conf, STATS_ENABLED, true, problems);
     long interval = parsePositiveLong(conf, STATS_POLL_INTERVAL_MS, 5000, problems);
     long timeout = parsePositiveLong(conf, STATS_TIMEOUT_MS, 2000, problems);
+    long feedInterval = parsePositiveLong(conf, FEED_POLL_INTERVAL_MS, 1000, problems);
     String dir = conf.getTrimmed(STATE_DIR, "");
+    String feed = conf.getTrimmed(FEED_FILE, "");
     if (!problems.isEmpty()) {
       throw RackwiseConfigException.of(problems);
     }
     return new ShimSettings(required, dir.isEmpty() ? null : Paths.get(dir), stats, interval,
-        timeout);
+        timeout, feed.isEmpty() ? null : Paths.get(feed), feedInterval);
   }
 
   /**
@@ -123,5 +132,14 @@ public final class ShimSettings {
 
   public long statsTimeoutMs() {
     return statsTimeoutMs;
+  }
+
+  /** The network load feed file, or null when there is none. */
+  public Path feedFile() {
+    return feedFile;
+  }
+
+  public long feedPollIntervalMs() {
+    return feedPollIntervalMs;
   }
 }

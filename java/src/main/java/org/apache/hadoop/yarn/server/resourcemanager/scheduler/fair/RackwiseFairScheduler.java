@@ -9,6 +9,7 @@ import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
 import io.rackwise.yarn.config.RackwiseConfigException;
 import io.rackwise.yarn.config.ShimSettings;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
+import io.rackwise.yarn.netsat.NetworkLoadFeed;
 import io.rackwise.yarn.state.LearnedHistoryStore;
 import io.rackwise.yarn.state.LearnedRatio;
 import io.rackwise.yarn.stats.JobStats;
@@ -67,6 +68,7 @@ public class RackwiseFairScheduler extends FairScheduler {
   private RackwiseMetrics metrics;
   private LearnedHistoryStore history;
   private JobStatsPoller poller;
+  private NetworkLoadFeed feed;
   private DecisionCore core;
   /** The allocation configuration our last (re)load followed; a new object means FS reloaded. */
   private AllocationConfiguration followedAllocations;
@@ -94,6 +96,9 @@ public class RackwiseFairScheduler extends FairScheduler {
       poller = new JobStatsPoller(() -> JobStatsPoller.proxyBaseUrl(conf),
           shim.statsPollIntervalMs(), (int) shim.statsTimeoutMs());
     }
+    if (shim.feedFile() != null && core.isActive()) {
+      feed = new NetworkLoadFeed(shim.feedFile(), shim.feedPollIntervalMs(), core);
+    }
   }
 
   @Override
@@ -103,12 +108,18 @@ public class RackwiseFairScheduler extends FairScheduler {
     if (poller != null) {
       poller.start();
     }
+    if (feed != null) {
+      feed.start();
+    }
   }
 
   @Override
   public void serviceStop() throws Exception {
     if (poller != null) {
       poller.stop();
+    }
+    if (feed != null) {
+      feed.close();
     }
     if (core != null) {
       core.close();

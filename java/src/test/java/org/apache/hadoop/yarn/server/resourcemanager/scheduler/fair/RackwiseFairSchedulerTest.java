@@ -95,6 +95,28 @@ class RackwiseFairSchedulerTest {
     }
   }
 
+  /** The same decision driven by an operator's feed instead of the model. */
+  @Test
+  void aFeedReportingRackOneSaturatedPutsTheHeavyJobsMapsFirst() throws Exception {
+    Path feed = workDir.resolve("rack-load.json");
+    Files.write(feed, ("{\"time_ms\": " + System.currentTimeMillis()
+        + ", \"racks\": {\"/r1\": 0.95}}").getBytes(StandardCharsets.UTF_8));
+    try (MockRackCluster cluster = start(RackwiseFairScheduler.class, STEERED_AND_PLAIN,
+        "yarn.scheduler.rackwise.netsat.source", "feed",
+        "yarn.scheduler.rackwise.feed.file", feed.toString(),
+        "yarn.scheduler.rackwise.netsat.period-ms", "0")) {
+      // The feed thread reads the file as it starts; give it a moment to queue the figures.
+      Thread.sleep(500);
+      MockRackCluster.Job heavy = cluster.submit("heavy", "sw", "alice", ratio(3), "h4");
+      cluster.ask(heavy, 2, List.of("h1", "h2"), 1);
+      cluster.heartbeat("h1", heavy);
+      cluster.heartbeat("h2", heavy);
+      assertEquals(List.of(MAP, MAP), heavy.priorities());
+      cluster.heartbeat("h1", heavy);
+      assertEquals(REDUCE, heavy.priorities().get(2));
+    }
+  }
+
   @Test
   void stockFairSchedulerPlacesTheReduceFirstInTheSameScenario() throws Exception {
     try (MockRackCluster cluster = start(FairScheduler.class, STEERED_AND_PLAIN)) {
