@@ -1,5 +1,6 @@
 package io.rackwise.yarn.netsat;
 
+import static io.rackwise.yarn.testing.Waiting.awaitTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -77,14 +78,9 @@ class NetworkLoadFeedTest {
     NetworkLoadFeed feed = new NetworkLoadFeed(file, 20, sink);
     feed.start();
     try {
-      long deadline = System.currentTimeMillis() + 10_000;
-      while (sent.isEmpty() && System.currentTimeMillis() < deadline) {
-        Thread.sleep(10);
-      }
+      awaitTrue(() -> !sent.isEmpty(), "the first read");
       write("{\"racks\": {\"/r1\": 0.8}}", 2_000_000);
-      while (sent.size() < 2 && System.currentTimeMillis() < deadline) {
-        Thread.sleep(10);
-      }
+      awaitTrue(() -> sent.size() == 2, "the re-read after a rewrite");
     } finally {
       feed.close();
     }

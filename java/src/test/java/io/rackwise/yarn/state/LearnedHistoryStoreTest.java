@@ -1,12 +1,13 @@
 package io.rackwise.yarn.state;
 
+import static io.rackwise.yarn.testing.Waiting.awaitTrue;
+import static io.rackwise.yarn.testing.Waiting.threadAlive;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -19,7 +20,6 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
@@ -391,16 +391,6 @@ class LearnedHistoryStoreTest {
         .anyMatch(t -> t.getName().equals(LearnedHistoryStore.THREAD_NAME) && t.isAlive());
   }
 
-  private static void awaitTrue(BooleanSupplier condition, String what) throws Exception {
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (System.nanoTime() < deadline) {
-      if (condition.getAsBoolean()) {
-        return;
-      }
-      Thread.sleep(10);
-    }
-    fail("timed out waiting for " + what);
-  }
 
   interface ThrowingRunnable {
     void run() throws Exception;

@@ -1,5 +1,7 @@
 package io.rackwise.yarn.stats;
 
+import static io.rackwise.yarn.testing.Waiting.awaitTrue;
+import static io.rackwise.yarn.testing.Waiting.threadAlive;
 import static io.rackwise.yarn.stats.FakeProxyServer.countersPath;
 import static io.rackwise.yarn.stats.FakeProxyServer.jobPath;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assertions.fail;
 
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -16,7 +17,6 @@ import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
-import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
@@ -450,14 +450,4 @@ class JobStatsPollerTest {
     assertFalse(pollerThreadAlive(), "a poller thread outlived its test");
   }
 
-  private static void awaitTrue(BooleanSupplier condition, String what) throws Exception {
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (System.nanoTime() < deadline) {
-      if (condition.getAsBoolean()) {
-        return;
-      }
-      Thread.sleep(10);
-    }
-    fail("timed out waiting for " + what);
-  }
 }
