@@ -1153,7 +1153,7 @@ impl<'a> Sim<'a> {
             + job.shuffle_per_map / Cluster::mib_per_s_to_bytes_per_ms(c.spill_mib_per_s)
             + job.output_per_map / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s))
             / speed;
-        self.push(self.now + ms.ceil() as u64, Ev::MapCpuDone(j, m));
+        self.push(self.now + ms.round() as u64, Ev::MapCpuDone(j, m));
     }
 
     fn map_cpu_done(&mut self, j: u32, m: u32) {
@@ -1311,7 +1311,7 @@ impl<'a> Sim<'a> {
             + job.shuffle_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.merge_mib_per_s)
             + job.output_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s))
             / self.nodes[node as usize].speed;
-        self.push(self.now + ms.ceil() as u64, Ev::ReduceCpuDone(j, r));
+        self.push(self.now + ms.round() as u64, Ev::ReduceCpuDone(j, r));
     }
 
     fn reduce_cpu_done(&mut self, j: u32, r: u32) {
@@ -1396,7 +1396,9 @@ impl<'a> Sim<'a> {
         if flow.rate <= 0.0 {
             return;
         }
-        let at = flow.updated_ms + (flow.remaining / flow.rate).ceil() as u64;
+        let at = flow
+            .updated_ms
+            .saturating_add((flow.remaining / flow.rate).ceil() as u64);
         let next_tick = self.net_tick_at.unwrap_or(u64::MAX);
         if at <= next_tick {
             let generation = flow.generation;
