@@ -1,0 +1,30 @@
+package io.rackwise.it;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What one finished MapReduce job looked like.
+ *
+ * @param name        label given by the caller (e.g. "terasort")
+ * @param jobId       MapReduce job id, {@code null} if the job never reached YARN
+ * @param succeeded   the job's final status was SUCCEEDED
+ * @param wallMillis  client stopwatch around submission and completion (TeraSort's client-side
+ *                    partition sampling included)
+ * @param appMillis   ResourceManager start-to-finish time of the application
+ * @param counters    selected job counters by enum constant name (see {@link ExampleJobs#COUNTERS})
+ * @param mapHosts    host of every successful map attempt
+ * @param reduceHosts host of every successful reduce attempt
+ * @param crossRackShuffleEstimate bytes of map output that had to cross racks, estimated as
+ *                    each map's materialized output times the share of reduces on another
+ *                    rack (exact for evenly filled partitions); -1 when unknown
+ */
+public record JobResult(String name, String jobId, boolean succeeded, long wallMillis,
+    long appMillis, Map<String, Long> counters, List<String> mapHosts, List<String> reduceHosts,
+    long crossRackShuffleEstimate) {
+
+  /** A counter value, 0 if the job did not report it. */
+  public long counter(Enum<?> key) {
+    return counters.getOrDefault(key.name(), 0L);
+  }
+}
