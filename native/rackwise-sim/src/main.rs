@@ -3,9 +3,9 @@
 use rackwise_sim::metrics::PolicyMetrics;
 use rackwise_sim::sim::{core_engine, Policy, SimOptions};
 use rackwise_sim::{plot, run_policy, workload, Cluster, WorkloadOptions};
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::BTreeMap;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -191,8 +191,11 @@ fn run(args: &Args) -> Result<(), String> {
             let mut shown = false;
             while !finished.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(200));
-                // Only runs longer than a second get a bar.
-                if args.quiet || started.elapsed() < Duration::from_secs(1) {
+                // Only runs longer than a second get a bar, and only on a terminal.
+                if args.quiet
+                    || !std::io::stderr().is_terminal()
+                    || started.elapsed() < Duration::from_secs(1)
+                {
                     continue;
                 }
                 shown = true;
@@ -322,5 +325,4 @@ fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
             .collect();
         println!("{name:<16} {}", classes.join("  "));
     }
-    let _: Option<Value> = None;
 }

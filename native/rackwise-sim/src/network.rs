@@ -40,6 +40,33 @@ pub struct Network {
     free_slots: Vec<FlowId>,
     live: usize,
     dirty: bool,
+    scratch: Scratch,
+}
+
+/// Reused working memory of [`Network::solve`].
+#[derive(Debug, Default)]
+struct Scratch {
+    sum_coef: Vec<f64>,
+    frozen_use: Vec<f64>,
+    on_link: Vec<Vec<FlowId>>,
+    version: Vec<u64>,
+    stamp: Vec<u64>,
+    round: u64,
+}
+
+impl Scratch {
+    fn reset(&mut self, links: usize) {
+        self.sum_coef.clear();
+        self.sum_coef.resize(links, 0.0);
+        self.frozen_use.clear();
+        self.frozen_use.resize(links, 0.0);
+        self.on_link.resize_with(links, Vec::new);
+        self.on_link.iter_mut().for_each(Vec::clear);
+        self.version.clear();
+        self.version.resize(links, 0);
+        self.stamp.resize(links, 0);
+        self.round += 1;
+    }
 }
 
 /// Bytes moved by one flow during a sync, for the caller's accounting.
@@ -154,27 +181,24 @@ impl Network {
         Moved { bytes }
     }
 
-    /// Adds bytes (and optionally new link coefficients) to a live flow; call [`sync`] first.
-    pub fn extend(&mut self, id: FlowId, bytes: f64, links: Option<Vec<(LinkId, f64)>>) {
+    /// Adds bytes to a live flow. No sync is needed: the rate holds until the next solve, so
+    /// the bytes simply queue behind the ones in flight; a completion scheduled for the old
+    /// amount finds bytes left and is rescheduled.
+    pub fn extend(&mut self, id: FlowId, bytes: f64) {
+        self.flows[id].as_mut().expect("live flow").remaining += bytes;
+    }
+
+    /// Replaces a flow's link coefficients, keeping its rate until the next solve.
+    pub fn set_links(&mut self, id: FlowId, links: Vec<(LinkId, f64)>) {
         let flow = self.flows[id].as_mut().expect("live flow");
-        flow.remaining += bytes;
-        flow.generation += 1;
-        if let Some(links) = links {
-            for &(link, coef) in &flow.links {
-                self.used[link as usize] -= coef * flow.rate;
-            }
-            flow.links = links;
-            // Keep the old rate only if the new path still has room for it.
-            let rate = flow.rate;
-            let flow_links = flow.links.clone();
-            let room = self.leftover(&flow_links);
-            let flow = self.flows[id].as_mut().expect("live flow");
-            flow.rate = rate.min(room.max(0.0));
-            for &(link, coef) in &flow.links {
-                self.used[link as usize] += coef * flow.rate;
-            }
-            self.dirty = true;
+        for &(link, coef) in &flow.links {
+            self.used[link as usize] -= coef * flow.rate;
         }
+        for &(link, coef) in &links {
+            self.used[link as usize] += coef * flow.rate;
+        }
+        flow.links = links;
+        self.dirty = true;
     }
 
     /// Removes a flow (synced by the caller) and frees its capacity.
@@ -206,9 +230,9 @@ impl Network {
     pub fn solve(&mut self) {
         self.dirty = false;
         let links = self.capacity.len();
-        let mut sum_coef = vec![0.0f64; links];
-        let mut frozen_use = vec![0.0f64; links];
-        let mut on_link: Vec<Vec<FlowId>> = vec![Vec::new(); links];
+        // Buffers persist across solves: this runs once per network tick on thousands of flows.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.reset(links);
         let ids = self.live_ids();
         for &id in &ids {
             let flow = self.flows[id].as_mut().expect("live flow");
@@ -216,25 +240,26 @@ impl Network {
             flow.generation += 1;
             for &(link, coef) in &flow.links {
                 if coef > 0.0 {
-                    sum_coef[link as usize] += coef;
-                    on_link[link as usize].push(id);
+                    scratch.sum_coef[link as usize] += coef;
+                    scratch.on_link[link as usize].push(id);
                 }
             }
         }
-        let mut version = vec![0u64; links];
         let mut heap = BinaryHeap::new();
-        for (link, (&sum, &cap)) in sum_coef.iter().zip(&self.capacity).enumerate() {
+        for (link, (&sum, &cap)) in scratch.sum_coef.iter().zip(&self.capacity).enumerate() {
             if sum > 0.0 {
                 heap.push(Level(cap / sum, link as LinkId, 0));
             }
         }
+        let mut touched: Vec<usize> = Vec::new();
         while let Some(Level(level, link, v)) = heap.pop() {
-            if v != version[link as usize] || sum_coef[link as usize] <= 0.0 {
+            let l = link as usize;
+            if v != scratch.version[l] || scratch.sum_coef[l] <= 1e-12 {
                 continue;
             }
             let level = level.max(0.0);
-            let members = std::mem::take(&mut on_link[link as usize]);
-            for id in members {
+            let members = std::mem::take(&mut scratch.on_link[l]);
+            for &id in &members {
                 let flow = self.flows[id].as_mut().expect("live flow");
                 if !flow.rate.is_nan() {
                     continue;
@@ -245,17 +270,29 @@ impl Network {
                         continue;
                     }
                     let o = other as usize;
-                    frozen_use[o] += coef * level;
-                    sum_coef[o] -= coef;
-                    version[o] += 1;
-                    if o != link as usize && sum_coef[o] > 1e-12 {
-                        let next = ((self.capacity[o] - frozen_use[o]) / sum_coef[o]).max(level);
-                        heap.push(Level(next, other, version[o]));
+                    scratch.frozen_use[o] += coef * level;
+                    scratch.sum_coef[o] -= coef;
+                    if scratch.stamp[o] != scratch.round {
+                        scratch.stamp[o] = scratch.round;
+                        touched.push(o);
                     }
                 }
             }
+            scratch.on_link[l] = members;
+            scratch.on_link[l].clear();
+            scratch.sum_coef[l] = 0.0;
+            // One new level per link whose load changed, not one per (flow, link).
+            for o in touched.drain(..) {
+                scratch.version[o] += 1;
+                if o != l && scratch.sum_coef[o] > 1e-12 {
+                    let next = ((self.capacity[o] - scratch.frozen_use[o]) / scratch.sum_coef[o])
+                        .max(level);
+                    heap.push(Level(next, o as LinkId, scratch.version[o]));
+                }
+            }
+            scratch.round += 1;
         }
-        self.used = frozen_use;
+        self.used.copy_from_slice(&scratch.frozen_use);
         for &id in &ids {
             let flow = self.flows[id].as_mut().expect("live flow");
             if flow.rate.is_nan() {
@@ -263,6 +300,7 @@ impl Network {
                 flow.rate = 0.0;
             }
         }
+        self.scratch = scratch;
     }
 
     /// Bytes carried per link since the previous call, then reset.

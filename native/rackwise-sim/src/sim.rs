@@ -172,6 +172,7 @@ struct ReduceTask {
     remote: Vec<f64>,
     local_flow: Option<FlowId>,
     remote_flow: Option<FlowId>,
+    links_stale: bool,
     shuffling: bool,
 }
 
@@ -270,6 +271,7 @@ pub struct Sim<'a> {
     queues: Vec<String>,
     net: Network,
     net_tick_at: Option<u64>,
+    stale_links: Vec<(u32, u32)>,
     idle: Vec<u32>,
     total_pending: u64,
     users_demand: BTreeSet<(u32, u32)>,
@@ -416,6 +418,7 @@ impl<'a> Sim<'a> {
             queues: (0..users).map(|u| format!("root.u{u}")).collect(),
             net: Network::new(caps),
             net_tick_at: None,
+            stale_links: Vec::new(),
             idle: Vec::new(),
             total_pending: 0,
             users_demand: BTreeSet::new(),
@@ -1229,6 +1232,7 @@ impl<'a> Sim<'a> {
             remote: vec![0.0; racks],
             local_flow: None,
             remote_flow: None,
+            links_stale: false,
             shuffling: true,
         });
         let reduces = job.reduces_total as f64;
@@ -1254,11 +1258,7 @@ impl<'a> Sim<'a> {
         let (node, rack) = (task.node, task.rack);
         if src == rack {
             match task.local_flow {
-                Some(f) => {
-                    self.sync_flow(f);
-                    self.net.extend(f, bytes, None);
-                    self.schedule_flow_done(f);
-                }
+                Some(f) => self.net.extend(f, bytes),
                 None => {
                     let links = vec![(self.link_in(node), 1.0)];
                     let f = self.add_flow(bytes, links, owner(OWN_RED_LOCAL, j, r));
@@ -1267,30 +1267,40 @@ impl<'a> Sim<'a> {
             }
             return;
         }
-        if let Some(f) = task.remote_flow {
-            self.sync_flow(f);
-        }
-        let (link_in, link_down) = (self.link_in(node), self.link_down(rack));
-        let up_base = self.link_up(0);
         let task = &mut self.jobs[j as usize].reduces[r as usize];
         task.remote[src as usize] += bytes;
-        let total: f64 = task.remote.iter().sum();
-        let mut links = vec![(link_in, 1.0), (link_down, 1.0)];
-        for (s, b) in task.remote.iter().enumerate() {
-            if *b > 0.0 {
-                links.push((up_base + s as u32, b / total));
-            }
-        }
         match task.remote_flow {
             Some(f) => {
-                self.net.extend(f, bytes, Some(links));
-                self.schedule_flow_done(f);
+                // The composition changed; the new link shares are set at the next solve.
+                if !task.links_stale {
+                    task.links_stale = true;
+                    self.stale_links.push((j, r));
+                }
+                self.net.extend(f, bytes);
             }
             None => {
+                let links = self.remote_links(j, r);
                 let f = self.add_flow(bytes, links, owner(OWN_RED_REMOTE, j, r));
                 self.jobs[j as usize].reduces[r as usize].remote_flow = f;
             }
         }
+    }
+
+    /// The links of a reduce's cross-rack fetch: its NIC and rack downlink fully, each source
+    /// rack's uplink by that rack's share of the bytes still to fetch.
+    fn remote_links(&self, j: u32, r: u32) -> Vec<(LinkId, f64)> {
+        let task = &self.jobs[j as usize].reduces[r as usize];
+        let total: f64 = task.remote.iter().sum();
+        let mut links = vec![
+            (self.link_in(task.node), 1.0),
+            (self.link_down(task.rack), 1.0),
+        ];
+        for (s, b) in task.remote.iter().enumerate() {
+            if *b > 0.0 && total > 0.0 {
+                links.push((self.link_up(s as u32), b / total));
+            }
+        }
+        links
     }
 
     fn maybe_end_shuffle(&mut self, j: u32, r: u32) {
@@ -1485,6 +1495,16 @@ impl<'a> Sim<'a> {
         let next = self.now + NET_TICK_MS;
         self.net_tick_at = Some(next);
         self.push(next, Ev::NetTick);
+        for (j, r) in std::mem::take(&mut self.stale_links) {
+            let Some(task) = self.jobs[j as usize].reduces.get_mut(r as usize) else {
+                continue;
+            };
+            task.links_stale = false;
+            if let Some(f) = task.remote_flow {
+                let links = self.remote_links(j, r);
+                self.net.set_links(f, links);
+            }
+        }
         if self.net.is_dirty() {
             self.net.solve();
         }
@@ -1495,9 +1515,8 @@ impl<'a> Sim<'a> {
 
     /// NetSat's measurement, the congestion count and the fairness/utilization samples.
     fn sample(&mut self) {
-        for f in self.net.live_ids() {
-            self.sync_flow(f);
-        }
+        // Link bytes are booked at every network tick (each second, before this sample at the
+        // same instant), so no extra sync of every flow is needed here.
         let bytes = self.net.take_link_bytes();
         let racks = self.cluster.racks;
         let base = 2 * self.nodes.len();

@@ -51,8 +51,14 @@ fn one_map_one_reduce_across_racks_finishes_when_computed_by_hand() {
     let cluster = tiny_cluster();
     let jobs = vec![job(0, 0, 110 * MIB, 0, 1, 1)];
     for policy in ["fair", "fifo", "shufflewatcher"] {
-        let (metrics, counters, _) =
-            run_policy(&cluster, &jobs, policy, &SimOptions::default(), &mut |_, _| {}).unwrap();
+        let (metrics, counters, _) = run_policy(
+            &cluster,
+            &jobs,
+            policy,
+            &SimOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
         assert_eq!(metrics.jobs, 1, "{policy}");
         assert_eq!(metrics.mean_turnaround_s, 18.978, "{policy}");
         assert_eq!(metrics.cross_rack_shuffle_bytes, 110 * MIB, "{policy}");
@@ -77,7 +83,14 @@ fn a_single_node_job_finishes_when_computed_by_hand() {
         ..tiny_cluster()
     };
     let jobs = vec![job(0, 64 * MIB, 64 * MIB, 0, 1, 1)];
-    let (metrics, _, _) = run_policy(&cluster, &jobs, "fair", &SimOptions::default(), &mut |_, _| {}).unwrap();
+    let (metrics, _, _) = run_policy(
+        &cluster,
+        &jobs,
+        "fair",
+        &SimOptions::default(),
+        &mut |_, _| {},
+    )
+    .unwrap();
     assert_eq!(metrics.mean_turnaround_s, 13.748);
     assert_eq!(metrics.cross_rack_bytes, 0);
     assert_eq!(metrics.map_locality["node_local"], 1.0);
@@ -115,22 +128,45 @@ fn small_setup() -> (Cluster, Vec<JobSpec>) {
 #[test]
 fn every_job_finishes_every_shuffle_byte_is_fetched_once_and_no_node_is_overallocated() {
     let (cluster, jobs) = small_setup();
-    let tasks: u64 = jobs.iter().map(|j| 1 + j.maps as u64 + j.reduces as u64).sum();
-    let shuffle: f64 = jobs.iter().filter(|j| j.reduces > 0).map(|j| j.shuffle_bytes as f64).sum();
+    let tasks: u64 = jobs
+        .iter()
+        .map(|j| 1 + j.maps as u64 + j.reduces as u64)
+        .sum();
+    let shuffle: f64 = jobs
+        .iter()
+        .filter(|j| j.reduces > 0)
+        .map(|j| j.shuffle_bytes as f64)
+        .sum();
     for policy in ["fair", "delay", "fifo", "shufflewatcher"] {
-        let (metrics, counters, _) =
-            run_policy(&cluster, &jobs, policy, &SimOptions::default(), &mut |_, _| {}).unwrap();
+        let (metrics, counters, _) = run_policy(
+            &cluster,
+            &jobs,
+            policy,
+            &SimOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
         assert_eq!(metrics.jobs, jobs.len(), "{policy}: every job finishes");
-        assert_eq!(counters.containers, tasks, "{policy}: one container per AM and task");
+        assert_eq!(
+            counters.containers, tasks,
+            "{policy}: one container per AM and task"
+        );
         assert_eq!(counters.max_node_overallocation, 0, "{policy}");
         let tolerance = 1e-9 * shuffle;
-        assert!((counters.shuffle_produced - shuffle).abs() <= tolerance, "{policy}: produced {}", counters.shuffle_produced);
+        assert!(
+            (counters.shuffle_produced - shuffle).abs() <= tolerance,
+            "{policy}: produced {}",
+            counters.shuffle_produced
+        );
         assert!(
             (counters.shuffle_fetched - shuffle).abs() <= tolerance,
             "{policy}: fetched {} of {shuffle}",
             counters.shuffle_fetched
         );
-        assert!(metrics.cross_rack_shuffle_bytes as f64 <= shuffle + 1.0, "{policy}");
+        assert!(
+            metrics.cross_rack_shuffle_bytes as f64 <= shuffle + 1.0,
+            "{policy}"
+        );
         assert!(metrics.container_utilization > 0.0 && metrics.container_utilization <= 1.0);
         assert!(metrics.jain_fairness > 0.0 && metrics.jain_fairness <= 1.0);
     }
@@ -144,7 +180,8 @@ fn the_same_seed_gives_the_same_metrics_and_another_seed_other_placements() {
             seed,
             ..SimOptions::default()
         };
-        let (metrics, _, _) = run_policy(&cluster, &jobs, policy, &options, &mut |_, _| {}).unwrap();
+        let (metrics, _, _) =
+            run_policy(&cluster, &jobs, policy, &options, &mut |_, _| {}).unwrap();
         serde_json::to_string(&metrics).unwrap()
     };
     for policy in ["delay", "shufflewatcher"] {
@@ -156,9 +193,15 @@ fn the_same_seed_gives_the_same_metrics_and_another_seed_other_placements() {
 #[test]
 fn an_unknown_policy_fails_with_the_core_configuration_error_naming_it() {
     let (cluster, jobs) = small_setup();
-    let err = run_policy(&cluster, &jobs, "no-such-policy", &SimOptions::default(), &mut |_, _| {})
-        .err()
-        .expect("refused");
+    let err = run_policy(
+        &cluster,
+        &jobs,
+        "no-such-policy",
+        &SimOptions::default(),
+        &mut |_, _| {},
+    )
+    .err()
+    .expect("refused");
     assert!(err.contains("no-such-policy"), "{err}");
     assert!(err.contains("is not a policy"), "{err}");
 }
@@ -172,11 +215,19 @@ fn swim_shapes_follow_the_documented_rule() {
     };
     // 10 GiB input scaled by 600/3000 = 2 GiB = 16 blocks of 128 MiB; 1 GiB + 0 output
     // scaled = 204.8 MiB -> round(3.2) = 3 reduces; a map-only job keeps 0 reduces.
-    let text = format!("job0\t5\t5\t{}\t{}\t0\njob1\t6\t1\t100\t0\t100\n", 10u64 << 30, 1u64 << 30);
+    let text = format!(
+        "job0\t5\t5\t{}\t{}\t0\njob1\t6\t1\t100\t0\t100\n",
+        10u64 << 30,
+        1u64 << 30
+    );
     let jobs = load_swim(&text, &cluster, &options).unwrap();
     assert_eq!((jobs[0].maps, jobs[0].reduces), (16, 3));
     assert_eq!(jobs[0].input_bytes, 2 << 30);
     assert_eq!((jobs[1].maps, jobs[1].reduces), (1, 0));
-    assert_eq!(jobs[0].class, ShuffleClass::Heavy, "class from the recorded bytes");
+    assert_eq!(
+        jobs[0].class,
+        ShuffleClass::Heavy,
+        "class from the recorded bytes"
+    );
     assert_eq!(jobs[1].user, 1, "round-robin users");
 }
