@@ -60,9 +60,15 @@ public final class MultiRackCluster implements AutoCloseable {
 
   private static final long NODE_WAIT_MS = 60_000;
   private static final String LOG_APPENDER = "rackwise-cluster";
-  /** Held so the level set on it survives: JUL keeps loggers only weakly. */
-  private static final java.util.logging.Logger JERSEY_JUL =
-      java.util.logging.Logger.getLogger("com.sun.jersey");
+  /**
+   * Jersey and Guice log through java.util.logging straight to the console: INFO for every
+   * web app (RM, NMs, JHS) and a WARNING per extra web app in the JVM ("Multiple Servlet
+   * injectors"), which is how mini clusters are built. Held so the levels survive: JUL keeps
+   * loggers only weakly.
+   */
+  private static final List<java.util.logging.Logger> QUIET_JUL = List.of(
+      java.util.logging.Logger.getLogger("com.sun.jersey"),
+      java.util.logging.Logger.getLogger("com.google.inject.servlet"));
 
   private final String name;
   private final Path workDir;
@@ -551,8 +557,7 @@ public final class MultiRackCluster implements AutoCloseable {
     private static void logTo(Path file) {
       org.apache.log4j.Logger root = org.apache.log4j.Logger.getRootLogger();
       root.removeAppender(LOG_APPENDER);
-      // The web apps' Jersey logs through java.util.logging, straight to the console.
-      JERSEY_JUL.setLevel(java.util.logging.Level.WARNING);
+      QUIET_JUL.forEach(l -> l.setLevel(java.util.logging.Level.SEVERE));
       try {
         org.apache.log4j.FileAppender appender = new org.apache.log4j.FileAppender(
             new org.apache.log4j.PatternLayout("%d{ISO8601} %-5p [%t] %c{2}: %m%n"),
