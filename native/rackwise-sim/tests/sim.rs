@@ -200,8 +200,7 @@ fn an_unknown_policy_fails_with_the_core_configuration_error_naming_it() {
         &SimOptions::default(),
         &mut |_, _| {},
     )
-    .err()
-    .expect("refused");
+    .expect_err("refused");
     assert!(err.contains("no-such-policy"), "{err}");
     assert!(err.contains("is not a policy"), "{err}");
 }
