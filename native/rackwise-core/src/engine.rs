@@ -2,6 +2,7 @@
 
 use crate::error::CoreError;
 use crate::netsat::NetSat;
+use crate::policy::nas::NasState;
 use crate::policy::{self, Offer, RelaxedSkips};
 use crate::predictor::LearnedHistory;
 use crate::protocol::{Diagnostics, EngineConfig, OfferRequest, OfferResponse};
@@ -15,6 +16,9 @@ pub struct Engine {
     state: ClusterState,
     netsat: NetSat,
     relaxed_skips: RelaxedSkips,
+    /// What NAS carries from offer to offer (skips, delayed reduces, held racks). Kept apart
+    /// from `state` so the policies can update it while reading the cluster state.
+    nas: NasState,
 }
 
 impl Engine {
@@ -28,6 +32,7 @@ impl Engine {
             state: ClusterState::with_history(history),
             netsat: NetSat::default(),
             relaxed_skips: RelaxedSkips::default(),
+            nas: NasState::default(),
         })
     }
 
@@ -46,12 +51,17 @@ impl Engine {
         &self.state
     }
 
+    pub fn nas(&self) -> &NasState {
+        &self.nas
+    }
+
     /// Applies the offer's events, then decides what may be placed on the offered node.
     pub fn offer(&mut self, request: &OfferRequest) -> OfferResponse {
         let mut learned = Vec::new();
         for event in &request.events {
             self.state
                 .apply(event, request.now_ms, &self.settings, &mut learned);
+            self.nas.observe(event, &self.state);
         }
         let Some(node) = self.state.nodes.get_mut(&request.node.node) else {
             log::warn!(
@@ -72,13 +82,20 @@ impl Engine {
                 .utilization(&node.rack, &self.state, &self.settings, request.now_ms);
         let rack_saturated = rack_utilization > self.settings.netsat.threshold;
         let offer = Offer {
+            node_id: &request.node.node,
+            node,
             host: &node.host,
             rack: &node.rack,
             rack_saturated,
             now_ms: request.now_ms,
         };
-        let (plan, starved) =
-            policy::plan(&self.state, &self.settings, &offer, &mut self.relaxed_skips);
+        let (plan, starved) = policy::plan(
+            &self.state,
+            &self.settings,
+            &offer,
+            &mut self.relaxed_skips,
+            &mut self.nas,
+        );
         OfferResponse {
             plan,
             learned,

@@ -102,7 +102,34 @@ const MAX_HINT_RATIO: NumericKey = NumericKey {
     doc: "largest shuffle/input ratio a user may state in the rackwise.shuffle-ratio tag",
 };
 
-const NUMERIC_KEYS: [&NumericKey; 9] = [
+const NAS_TRAFFIC_THRESHOLD_MB: NumericKey = NumericKey {
+    name: "yarn.scheduler.rackwise.nas.traffic-threshold-mb",
+    default: 0.0,
+    min: 0.0,
+    lower_exclusive: false,
+    max: 1.0e9,
+    doc: "NAS per-node TrafficThreshold in MiB set by the operator; 0 = computed as \
+          m * sum(S_i) / sum(K_i) over the active jobs (the paper lets operators override it)",
+};
+const NAS_THRESHOLD_INTERVAL_MS: NumericKey = NumericKey {
+    name: "yarn.scheduler.rackwise.nas.traffic-threshold-interval-ms",
+    default: 5_000.0,
+    min: 0.0,
+    lower_exclusive: false,
+    max: 3_600_000.0,
+    doc: "how often NAS recomputes the TrafficThreshold from the active jobs; 0 = every offer",
+};
+const NAS_CONTAINERS_PER_NODE: NumericKey = NumericKey {
+    name: "yarn.scheduler.rackwise.nas.containers-per-node",
+    default: 0.0,
+    min: 0.0,
+    lower_exclusive: false,
+    max: 100_000.0,
+    doc: "m of the TrafficThreshold, containers per node; 0 = each node's capacity divided by \
+          the mean map container size of the active jobs",
+};
+
+const NUMERIC_KEYS: [&NumericKey; 12] = [
     &NETSAT_THRESHOLD,
     &NETSAT_PERIOD_MS,
     &NETSAT_SMOOTHING,
@@ -112,6 +139,9 @@ const NUMERIC_KEYS: [&NumericKey; 9] = [
     &STARVATION_GUARD_MS,
     &DEFAULT_MAP_INPUT_MB,
     &MAX_HINT_RATIO,
+    &NAS_TRAFFIC_THRESHOLD_MB,
+    &NAS_THRESHOLD_INTERVAL_MS,
+    &NAS_CONTAINERS_PER_NODE,
 ];
 
 /// The keys of the core with their defaults and meaning, for documentation and the checker.
@@ -129,13 +159,24 @@ pub enum PolicyKind {
     None,
     /// ShuffleWatcher (ATC'14): NASS ordering driven by per-rack network saturation.
     ShuffleWatcher,
+    /// NAS: MTS for maps under a per-node TrafficThreshold, CA-RTS / CR-RTS for reduces by
+    /// congestion of the offered node's rack.
+    Nas,
 }
 
 impl PolicyKind {
-    const NAMES: [(&'static str, PolicyKind); 2] = [
+    const NAMES: [(&'static str, PolicyKind); 3] = [
         ("none", PolicyKind::None),
         ("shufflewatcher", PolicyKind::ShuffleWatcher),
+        ("nas", PolicyKind::Nas),
     ];
+
+    fn name(self) -> &'static str {
+        Self::NAMES
+            .iter()
+            .find(|(_, kind)| *kind == self)
+            .map_or("", |(name, _)| *name)
+    }
 
     fn parse(text: &str) -> Option<PolicyKind> {
         let wanted = text.trim().to_ascii_lowercase();
@@ -171,6 +212,8 @@ pub struct QueuePolicy {
     /// SARP quotas: `strict` vetoes a shuffle-heavy job's reduces on racks whose quota is used;
     /// `preference` only ranks them lower (Figure 3 lines 9/14 taken literally).
     pub strict_reduce_quotas: bool,
+    /// Parameters of the `nas` policy.
+    pub nas: NasQueueSettings,
 }
 
 impl Default for QueuePolicy {
@@ -183,6 +226,7 @@ impl Default for QueuePolicy {
             relaxed_fairness: false,
             relaxed_interval_ms: 5_000,
             strict_reduce_quotas: true,
+            nas: NasQueueSettings::default(),
         }
     }
 }
@@ -192,13 +236,16 @@ const ELEMENT_POLICY: &str = "policy";
 const ELEMENT_RELAXED: &str = "relaxedFairness";
 const ELEMENT_QUOTA: &str = "sarpQuota";
 
-/// Numeric children of `<rackwise>`, with where their value goes.
+/// Numeric children of `<rackwise>`: the policy they belong to, whether they must be whole,
+/// and where their value goes.
 struct QueueNumber {
     key: NumericKey,
+    policy: PolicyKind,
+    whole: bool,
     set: fn(&mut QueuePolicy, f64),
 }
 
-const QUEUE_NUMBERS: [QueueNumber; 4] = [
+const QUEUE_NUMBERS: [QueueNumber; 9] = [
     QueueNumber {
         key: NumericKey {
             name: "shuffleHeavyRatio",
@@ -208,6 +255,8 @@ const QUEUE_NUMBERS: [QueueNumber; 4] = [
             max: 1.0e6,
             doc: "shuffle/input ratio above which a job is shuffle-heavy",
         },
+        policy: PolicyKind::ShuffleWatcher,
+        whole: false,
         set: |p, v| p.shuffle_heavy_ratio = v,
     },
     QueueNumber {
@@ -219,6 +268,8 @@ const QUEUE_NUMBERS: [QueueNumber; 4] = [
             max: 1.0,
             doc: "fraction of a job's maps completed before SARP trusts measured map output",
         },
+        policy: PolicyKind::ShuffleWatcher,
+        whole: false,
         set: |p, v| p.map_completion_threshold = v,
     },
     QueueNumber {
@@ -230,6 +281,8 @@ const QUEUE_NUMBERS: [QueueNumber; 4] = [
             max: 86_400_000.0,
             doc: "jobs from an earlier submission window of this length go first; 0 = off",
         },
+        policy: PolicyKind::ShuffleWatcher,
+        whole: false,
         set: |p, v| p.starvation_window_ms = v as u64,
     },
     QueueNumber {
@@ -241,7 +294,74 @@ const QUEUE_NUMBERS: [QueueNumber; 4] = [
             max: 3_600_000.0,
             doc: "longest a user may be skipped under relaxed fairness",
         },
+        policy: PolicyKind::ShuffleWatcher,
+        whole: false,
         set: |p, v| p.relaxed_interval_ms = v as u64,
+    },
+    QueueNumber {
+        key: NumericKey {
+            name: "shuffleLightMb",
+            default: 1.0,
+            min: 0.0,
+            lower_exclusive: true,
+            max: 1.0e9,
+            doc: "predicted job shuffle in MiB below which a job is shuffle-light",
+        },
+        policy: PolicyKind::Nas,
+        whole: false,
+        set: |p, v| p.nas.light_below_bytes = v * MIB,
+    },
+    QueueNumber {
+        key: NumericKey {
+            name: "shuffleHeavyMb",
+            default: 100.0,
+            min: 0.0,
+            lower_exclusive: true,
+            max: 1.0e9,
+            doc: "predicted job shuffle in MiB above which a job is shuffle-heavy",
+        },
+        policy: PolicyKind::Nas,
+        whole: false,
+        set: |p, v| p.nas.heavy_above_bytes = v * MIB,
+    },
+    QueueNumber {
+        key: NumericKey {
+            name: "smallInputMb",
+            default: 10.0,
+            min: 0.0,
+            lower_exclusive: true,
+            max: 1.0e9,
+            doc: "job input in MiB below which MTS treats a job as small-input",
+        },
+        policy: PolicyKind::Nas,
+        whole: false,
+        set: |p, v| p.nas.small_input_below_bytes = v * MIB,
+    },
+    QueueNumber {
+        key: NumericKey {
+            name: "maxWaitMs",
+            default: 5_000.0,
+            min: 0.0,
+            lower_exclusive: false,
+            max: 3_600_000.0,
+            doc: "how long MTS and CR-RTS may skip a user before relaxing their preference",
+        },
+        policy: PolicyKind::Nas,
+        whole: false,
+        set: |p, v| p.nas.max_wait_ms = v as u64,
+    },
+    QueueNumber {
+        key: NumericKey {
+            name: "maxSkips",
+            default: 0.0,
+            min: 0.0,
+            lower_exclusive: false,
+            max: 1.0e6,
+            doc: "skip count bound used instead of maxWaitMs when above 0 (the paper's D^m = D^r)",
+        },
+        policy: PolicyKind::Nas,
+        whole: true,
+        set: |p, v| p.nas.max_skips = v as u32,
     },
 ];
 
@@ -251,6 +371,36 @@ fn queue_elements() -> String {
     names.join(", ")
 }
 
+/// A NAS queue's job classes and skip bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NasQueueSettings {
+    /// A job whose predicted shuffle is below this is shuffle-light (paper: 1 MB).
+    pub light_below_bytes: f64,
+    /// A job whose predicted shuffle is above this is shuffle-heavy (paper: 100 MB); between
+    /// the two it is shuffle-medium.
+    pub heavy_above_bytes: f64,
+    /// A job whose input is below this is a small-input job (paper: 10 MB).
+    pub small_input_below_bytes: f64,
+    /// How long MTS and CR-RTS may skip a user before relaxing (paper, real cluster: 5 s).
+    pub max_wait_ms: u64,
+    /// When > 0, skip this many offers instead of waiting `max_wait_ms` (paper's D^m = D^r).
+    pub max_skips: u32,
+}
+
+impl Default for NasQueueSettings {
+    fn default() -> Self {
+        NasQueueSettings {
+            light_below_bytes: MIB,
+            heavy_above_bytes: 100.0 * MIB,
+            small_input_below_bytes: 10.0 * MIB,
+            max_wait_ms: 5_000,
+            max_skips: 0,
+        }
+    }
+}
+
+const MIB: f64 = 1024.0 * 1024.0;
+
 /// Where NetSat reads rack loads from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadSource {
@@ -259,6 +409,16 @@ pub enum LoadSource {
     /// Measured by an operator's monitoring feed (`rack_load`/`host_load` events); a rack
     /// whose figures went stale falls back to the model.
     Feed,
+}
+
+/// Cluster-wide NAS settings: how the per-node TrafficThreshold is obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NasSettings {
+    /// The operator's TrafficThreshold in bytes, replacing the computed one.
+    pub traffic_threshold_bytes: Option<f64>,
+    pub threshold_interval_ms: u64,
+    /// The operator's m; `None` derives it per node.
+    pub containers_per_node: Option<u32>,
 }
 
 /// Cross-rack load settings (NetSat).
@@ -290,6 +450,7 @@ pub struct Settings {
     pub starvation_guard_ms: u64,
     pub default_map_input_bytes: u64,
     pub max_hint_ratio: f64,
+    pub nas: NasSettings,
     /// Queues with a `<rackwise>` element; others inherit from their nearest ancestor.
     queue_policies: BTreeMap<String, QueuePolicy>,
 }
@@ -309,6 +470,9 @@ impl Settings {
         let starvation_guard_ms = number(&STARVATION_GUARD_MS) as u64;
         let default_map_input_mb = number(&DEFAULT_MAP_INPUT_MB);
         let max_hint_ratio = number(&MAX_HINT_RATIO);
+        let nas_threshold_mb = number(&NAS_TRAFFIC_THRESHOLD_MB);
+        let nas_interval_ms = number(&NAS_THRESHOLD_INTERVAL_MS) as u64;
+        let nas_containers_per_node = number(&NAS_CONTAINERS_PER_NODE) as u32;
 
         let mut uplink_mbps = BTreeMap::new();
         let rack_prefix = format!("{}.", RACK_UPLINK_MBPS.name);
@@ -359,6 +523,12 @@ impl Settings {
             starvation_guard_ms,
             default_map_input_bytes: (default_map_input_mb * 1024.0 * 1024.0) as u64,
             max_hint_ratio,
+            nas: NasSettings {
+                traffic_threshold_bytes: (nas_threshold_mb > 0.0).then_some(nas_threshold_mb * MIB),
+                threshold_interval_ms: nas_interval_ms,
+                containers_per_node: (nas_containers_per_node > 0)
+                    .then_some(nas_containers_per_node),
+            },
             queue_policies,
         })
     }
@@ -426,6 +596,54 @@ fn check_numeric(
     Some(value)
 }
 
+/// The steering policy an element of `<rackwise>` belongs to (`None` for `<policy>`).
+fn owner_of(name: &str) -> Option<PolicyKind> {
+    match name {
+        ELEMENT_RELAXED | ELEMENT_QUOTA => Some(PolicyKind::ShuffleWatcher),
+        _ => QUEUE_NUMBERS
+            .iter()
+            .find(|n| n.key.name == name)
+            .map(|n| n.policy),
+    }
+}
+
+/// Under one steering policy an element of the other would be silently ignored, so it is
+/// refused (under `none` every element is kept, so a queue can be switched off and on by its
+/// `<policy>` alone); and NAS's light and heavy bounds must leave medium a (possibly empty)
+/// range.
+fn check_policy_elements(
+    policy: &QueuePolicy,
+    elements: &BTreeMap<String, String>,
+    element: &dyn Fn(&str) -> String,
+    problems: &mut Vec<ConfigProblem>,
+) {
+    if policy.kind == PolicyKind::None {
+        return;
+    }
+    for (name, raw) in elements {
+        match owner_of(name) {
+            Some(owner) if owner != policy.kind => problems.push(ConfigProblem {
+                element: element(name),
+                value: raw.clone(),
+                reason: format!("applies only to <policy>{}</policy>", owner.name()),
+            }),
+            _ => {}
+        }
+    }
+    let nas = &policy.nas;
+    if policy.kind == PolicyKind::Nas && nas.light_below_bytes > nas.heavy_above_bytes {
+        problems.push(ConfigProblem {
+            element: element("shuffleLightMb"),
+            value: elements.get("shuffleLightMb").cloned().unwrap_or_default(),
+            reason: format!(
+                "must not exceed <shuffleHeavyMb> ({} MiB): a light job cannot shuffle more \
+                 than a heavy one",
+                nas.heavy_above_bytes / MIB
+            ),
+        });
+    }
+}
+
 fn parse_queues(
     source: &str,
     queues: &[QueueSettings],
@@ -472,10 +690,15 @@ fn parse_queues(
                 },
                 _ => match QUEUE_NUMBERS.iter().find(|n| n.key.name == name) {
                     Some(number) => {
-                        if let Some(value) =
-                            check_numeric(&element(name), raw, &number.key, problems)
-                        {
-                            (number.set)(&mut policy, value);
+                        match check_numeric(&element(name), raw, &number.key, problems) {
+                            Some(value) if number.whole && value.fract() != 0.0 => refuse(
+                                problems,
+                                name,
+                                raw,
+                                &format!("must be a whole number: {}", number.key.doc),
+                            ),
+                            Some(value) => (number.set)(&mut policy, value),
+                            None => {}
                         }
                     }
                     None => problems.push(ConfigProblem {
@@ -489,6 +712,7 @@ fn parse_queues(
                 },
             }
         }
+        check_policy_elements(&policy, elements, &element, problems);
         if !elements.contains_key(ELEMENT_POLICY) {
             problems.push(ConfigProblem {
                 element: element(ELEMENT_POLICY),
@@ -600,5 +824,100 @@ mod tests {
         );
         assert_eq!(settings.queue_policy("root.other").kind, PolicyKind::None);
         assert_eq!(settings.netsat.uplink_mbps(&RackName("/r2".into())), 500.0);
+    }
+
+    #[test]
+    fn nas_queue_elements_and_keys_are_parsed_with_their_defaults() {
+        let settings = Settings::from_config(&config(
+            &[
+                ("yarn.scheduler.rackwise.nas.traffic-threshold-mb", "256"),
+                ("yarn.scheduler.rackwise.nas.containers-per-node", "16"),
+            ],
+            vec![
+                queue("root.nas", &[("policy", "nas")]),
+                queue(
+                    "root.tuned",
+                    &[
+                        ("policy", "NAS"),
+                        ("shuffleLightMb", "2"),
+                        ("shuffleHeavyMb", "50"),
+                        ("smallInputMb", "64"),
+                        ("maxSkips", "135"),
+                    ],
+                ),
+            ],
+        ))
+        .unwrap();
+        let defaults = settings.queue_policy("root.nas.alice");
+        assert_eq!(defaults.kind, PolicyKind::Nas);
+        assert_eq!(defaults.nas, NasQueueSettings::default());
+        assert_eq!(defaults.nas.light_below_bytes, MIB);
+        assert_eq!(defaults.nas.heavy_above_bytes, 100.0 * MIB);
+        assert_eq!(defaults.nas.small_input_below_bytes, 10.0 * MIB);
+        assert_eq!(
+            (defaults.nas.max_wait_ms, defaults.nas.max_skips),
+            (5000, 0)
+        );
+        let tuned = settings.queue_policy("root.tuned").nas;
+        assert_eq!(tuned.light_below_bytes, 2.0 * MIB);
+        assert_eq!(tuned.heavy_above_bytes, 50.0 * MIB);
+        assert_eq!(tuned.small_input_below_bytes, 64.0 * MIB);
+        assert_eq!(tuned.max_skips, 135);
+        assert_eq!(settings.nas.traffic_threshold_bytes, Some(256.0 * MIB));
+        assert_eq!(settings.nas.containers_per_node, Some(16));
+        assert_eq!(settings.nas.threshold_interval_ms, 5000);
+
+        let computed = Settings::from_config(&config(&[], vec![])).unwrap();
+        assert_eq!(computed.nas.traffic_threshold_bytes, None);
+        assert_eq!(computed.nas.containers_per_node, None);
+    }
+
+    #[test]
+    fn bad_nas_elements_are_refused_with_element_value_and_reason() {
+        let found = problems(Settings::from_config(&config(
+            &[("yarn.scheduler.rackwise.nas.traffic-threshold-mb", "-1")],
+            vec![
+                queue(
+                    "root.a",
+                    &[
+                        ("policy", "nas"),
+                        ("maxSkips", "2.5"),
+                        ("shuffleHeavyMb", "0"),
+                        ("shuffleHeavyRatio", "2"),
+                    ],
+                ),
+                queue(
+                    "root.b",
+                    &[
+                        ("policy", "nas"),
+                        ("shuffleLightMb", "200"),
+                        ("maxWaitMs", "soon"),
+                    ],
+                ),
+                queue(
+                    "root.c",
+                    &[("policy", "shufflewatcher"), ("maxWaitMs", "1")],
+                ),
+            ],
+        )));
+        let text: Vec<String> = found.iter().map(|p| p.to_string()).collect();
+        let expected = [
+            "nas.traffic-threshold-mb: value '-1' is out of range [0, 1000000000]",
+            "queue root.a <rackwise><maxSkips>: value '2.5' must be a whole number",
+            "queue root.a <rackwise><shuffleHeavyMb>: value '0' is out of range (0, 1000000000]",
+            "queue root.a <rackwise><shuffleHeavyRatio>: value '2' applies only to \
+             <policy>shufflewatcher</policy>",
+            "queue root.b <rackwise><maxWaitMs>: value 'soon' is not a number",
+            "queue root.b <rackwise><shuffleLightMb>: value '200' must not exceed \
+             <shuffleHeavyMb> (100 MiB)",
+            "queue root.c <rackwise><maxWaitMs>: value '1' applies only to <policy>nas</policy>",
+        ];
+        assert_eq!(text.len(), expected.len(), "{text:#?}");
+        for (found, expected) in text.iter().zip(expected) {
+            assert!(
+                found.contains(expected),
+                "{found}\n does not contain\n{expected}"
+            );
+        }
     }
 }

@@ -6,18 +6,22 @@
 //! pending for longer than `starvation-guard-ms` goes first with all its asks, so no app is
 //! ever held back longer than that bound by Rackwise.
 
+pub mod nas;
 mod nass;
 pub mod samp;
 pub mod sarp;
 
-use crate::protocol::{AppId, Locality, Plan, PlanEntry, QueuePlan, RackName, TaskKind};
+use crate::protocol::{AppId, Locality, NodeId, Plan, PlanEntry, QueuePlan, RackName, TaskKind};
 use crate::settings::{PolicyKind, QueuePolicy, Settings};
-use crate::state::{App, ClusterState};
-use std::collections::BTreeMap;
+use crate::state::{App, ClusterState, Node};
+use nas::NasState;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The node being offered and what NetSat says about its rack.
 #[derive(Debug, Clone)]
 pub struct Offer<'a> {
+    pub node_id: &'a NodeId,
+    pub node: &'a Node,
     pub host: &'a str,
     pub rack: &'a RackName,
     pub rack_saturated: bool,
@@ -34,12 +38,14 @@ pub struct Candidate<'a> {
 /// has nothing preferred to run here, for at most its `relaxedIntervalMs`.
 pub type RelaxedSkips = BTreeMap<String, u64>;
 
-/// The plan for this offer, and the apps whose wait tripped the starvation guard.
+/// The plan for this offer, and the apps whose wait tripped the starvation guard. Policies
+/// that remember things between offers keep them in `skips` (relaxed fairness) and `nas`.
 pub fn plan(
     state: &ClusterState,
     settings: &Settings,
     offer: &Offer,
     skips: &mut RelaxedSkips,
+    nas: &mut NasState,
 ) -> (Plan, Vec<AppId>) {
     let mut queues: BTreeMap<&str, (QueuePolicy, Vec<Candidate>)> = BTreeMap::new();
     for (id, app) in &state.apps {
@@ -62,6 +68,8 @@ pub fn plan(
 
     let mut plan = Plan::default();
     let mut starved_apps = Vec::new();
+    let mut nas_budget = None;
+    let mut nas_queues = BTreeSet::new();
     for (queue, (policy, mut candidates)) in queues {
         // Ties between categories are broken by job arrival (ShuffleWatcher §3.1).
         candidates.sort_by(|a, b| (a.app.submit_ms, a.id).cmp(&(b.app.submit_ms, b.id)));
@@ -84,6 +92,21 @@ pub fn plan(
                     relax(queue, preferred, &policy, offer.now_ms, skips, &mut entries);
                 }
             }
+            PolicyKind::Nas => {
+                let budget =
+                    *nas_budget.get_or_insert_with(|| nas.begin_offer(state, settings, offer));
+                nas_queues.insert(queue);
+                let turn = nas::Turn {
+                    candidates: &candidates,
+                    queue,
+                    params: &policy.nas,
+                    settings,
+                    state,
+                    budget,
+                    offer,
+                };
+                nas::rank(&turn, nas, &mut entries);
+            }
             // Filtered out above: such queues are left to FairScheduler.
             PolicyKind::None => {}
         }
@@ -93,6 +116,7 @@ pub fn plan(
             entries,
         });
     }
+    nas.end_offer(&nas_queues);
     (plan, starved_apps)
 }
 

@@ -1,0 +1,739 @@
+//! NAS, the network-aware scheduler (paper Algorithms 1–4; `../shared/design/algorithms.md` §4).
+//!
+//! * **Dispatcher** (Algorithm 1): maps are ranked by MTS; reduces by CA-RTS when the offered
+//!   node's rack is below the congestion threshold, else by CR-RTS.
+//! * **MTS** (Algorithm 2) keeps the predicted map output on each node under a TrafficThreshold
+//!   `m · ΣS_i / ΣK_i` (the mean shuffle one node produces per wave). A user (a steered queue)
+//!   gets a data-local map that fits the node's remaining shuffle space; without one it is
+//!   skipped until its skip bound is reached, then it takes a fitting non-local map by category
+//!   and MapCost, else the smallest-output map.
+//! * **CA-RTS** (Algorithm 3) places a job's reduces on racks in proportion to where its map
+//!   output sits (`ReduceNum = TotalReduces × MapOutputPortion`), in six categories.
+//! * **CR-RTS** (Algorithm 4) lets only shuffle-light reduces onto a congested rack until the
+//!   user's skip bound, tags the heavy and medium reduces it holds back as delayed (CA-RTS
+//!   serves them first once the rack clears), and makes MTS hold heavy and medium maps on the
+//!   rack while it stays congested.
+//!
+//! How the paper maps onto YARN, and the choices it leaves open (ambiguities 22–25):
+//!
+//! * Congestion (22) is NetSat's per-rack signal for the offered node's rack (model estimate or
+//!   operator feed) against `netsat.threshold`, 0.8 by default: the paper's experiments used
+//!   80 % (its text's example says 90 %). Keeping one threshold means a queue switched between
+//!   `nas` and `shufflewatcher` sees the same racks as congested.
+//! * The map completion threshold for reduces (23) is MapReduce's own slow-start
+//!   (`mapreduce.job.reduce.slowstart.completedmaps`, 5 %): the ApplicationMaster asks for
+//!   reduces only past it, so every reduce ask CA-RTS sees is eligible.
+//! * TrafficThreshold (24) is recomputed every `nas.traffic-threshold-interval-ms` (5 s) over
+//!   all running MapReduce jobs: `S_i` = predicted map output of the job, `K_i` = its maps;
+//!   `m` = `nas.containers-per-node`, or else the node's capacity over the mean map container
+//!   the jobs ask for. `nas.traffic-threshold-mb` replaces it, as the paper lets operators do.
+//! * Skips (25) are bounded by a wait, `maxWaitMs` = 5 s as on the paper's real cluster, or by
+//!   `maxSkips` offers as in its simulation. The core plans every steered queue on every offer
+//!   without knowing which queue FairScheduler will visit, so a skip is counted per offer on
+//!   which MTS (CR-RTS) declines the queue; the wait is the robust default for that reason.
+//!   The map skips of a queue reset when it gets a node-local map (the paper's line 4; like
+//!   delay scheduling, a relaxed user keeps relaxing until then), the reduce skips when it gets
+//!   any reduce (so each heavy reduce on a congested rack costs a fresh wait).
+//! * A "user" is a steered leaf queue, as for ShuffleWatcher; FairScheduler's queue order is
+//!   the paper's fairness-ordered user list, and a skipped user's apps are vetoed for the offer
+//!   so FairScheduler moves on to the next queue.
+//! * A YARN container can take either kind of task, where the paper's slots had one kind. NAS
+//!   keeps MapReduce's own priority order between kinds (re-run maps 5, reduces 10, maps
+//!   19/20), so the ApplicationMaster's reduce ramp-up and reduce preemption stay in charge of
+//!   the map/reduce mix, and orders each kind as above.
+//! * "Unpredicted" jobs are those still on the prior ratio (no hint, no history, no counters).
+//!   The predictor assumes a job's maps have the same input, so the share of its finished maps
+//!   on a rack is its MapOutputPortion there; before any map finished it is spread evenly.
+
+use super::{Candidate, Offer};
+use crate::predictor::RatioSource;
+use crate::protocol::{AppId, Ask, Event, Locality, PlanEntry, RackName, Resources, TaskKind};
+use crate::settings::{NasQueueSettings, Settings};
+use crate::state::{App, ClusterState, Node};
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// MapReduce's priority for a map re-run after a fetch failure (`PRIORITY_FAST_FAIL_MAP`).
+const RERUN_MAP_PRIORITY: i32 = 5;
+
+/// What NAS remembers between offers; advanced only by events and offers (their `now_ms`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct NasState {
+    /// MTS skips per queue ("user"), while it is being skipped.
+    map_skips: BTreeMap<String, Skips>,
+    /// CR-RTS skips per queue.
+    reduce_skips: BTreeMap<String, Skips>,
+    /// Reduces of each job that CR-RTS held back and that have not been placed since.
+    delayed_reduces: BTreeMap<AppId, u32>,
+    /// Reduces of each job placed on each rack, for ReduceNum.
+    reduces_placed: BTreeMap<AppId, BTreeMap<RackName, u32>>,
+    /// Racks on which CR-RTS told MTS to hold heavy and medium maps.
+    held_racks: BTreeSet<RackName>,
+    threshold: Option<ThresholdSnapshot>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Skips {
+    count: u32,
+    since_ms: u64,
+    /// Whether the relaxation was logged, so the log says it once per wait.
+    relaxed: bool,
+}
+
+/// The inputs of TrafficThreshold, as last computed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThresholdSnapshot {
+    pub computed_ms: u64,
+    /// `ΣS_i / ΣK_i`: predicted map output per map over the active jobs.
+    pub output_per_map_bytes: f64,
+    /// Mean size of the map containers the active jobs ask for, to derive `m`.
+    pub map_container: Option<Resources>,
+}
+
+/// The offered node's shuffle budget for this offer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct NodeBudget {
+    pub threshold_bytes: f64,
+    /// TrafficThreshold minus the predicted output of the maps running on the node.
+    pub available_bytes: f64,
+    pub congested: bool,
+}
+
+/// A job's shuffle class by its predicted shuffle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Class {
+    Light,
+    Medium,
+    Heavy,
+}
+
+impl Class {
+    fn label(self) -> &'static str {
+        match self {
+            Class::Light => "light",
+            Class::Medium => "medium",
+            Class::Heavy => "heavy",
+        }
+    }
+}
+
+/// What the predictor says about one job.
+#[derive(Debug, Clone, Copy)]
+struct Prediction {
+    /// Map output of one of its maps: ratio × input per map (paper eq. 1).
+    task_output_bytes: f64,
+    input_per_map_bytes: f64,
+    shuffle_bytes: f64,
+    input_bytes: f64,
+    unpredicted: bool,
+}
+
+fn predict(app: &App, settings: &Settings) -> Prediction {
+    let job = &app.job;
+    let input_per_map = job.input_bytes_per_map(settings.default_map_input_bytes);
+    let task_output = job.estimate.ratio * input_per_map;
+    let maps = job.known_maps(app.pending(TaskKind::Map)) as f64;
+    Prediction {
+        task_output_bytes: task_output,
+        input_per_map_bytes: input_per_map,
+        shuffle_bytes: task_output * maps,
+        input_bytes: input_per_map * maps,
+        unpredicted: job.estimate.source == RatioSource::Prior,
+    }
+}
+
+fn classify(prediction: &Prediction, nas: &NasQueueSettings) -> Class {
+    if prediction.shuffle_bytes < nas.light_below_bytes {
+        Class::Light
+    } else if prediction.shuffle_bytes > nas.heavy_above_bytes {
+        Class::Heavy
+    } else {
+        Class::Medium
+    }
+}
+
+impl ThresholdSnapshot {
+    /// `ΣS_i / ΣK_i` over every MapReduce job that has maps, and the mean map container.
+    fn compute(state: &ClusterState, settings: &Settings, now_ms: u64) -> ThresholdSnapshot {
+        let (mut output, mut maps) = (0.0, 0.0);
+        let (mut memory_mb, mut vcores, mut asks) = (0u64, 0u64, 0u64);
+        for app in state.apps.values().filter(|app| app.is_mapreduce) {
+            let prediction = predict(app, settings);
+            let job_maps = app.job.known_maps(app.pending(TaskKind::Map)) as f64;
+            output += prediction.task_output_bytes * job_maps;
+            maps += job_maps;
+            for ask in map_asks(app) {
+                memory_mb += ask.resources.memory_mb;
+                vcores += u64::from(ask.resources.vcores);
+                asks += 1;
+            }
+        }
+        ThresholdSnapshot {
+            computed_ms: now_ms,
+            output_per_map_bytes: if maps > 0.0 { output / maps } else { 0.0 },
+            map_container: (asks > 0).then(|| Resources {
+                memory_mb: memory_mb / asks,
+                vcores: (vcores / asks) as u32,
+            }),
+        }
+    }
+
+    /// `m`: the operator's, else how many typical map containers fit the node (at least one).
+    fn containers_on(&self, node: &Node, settings: &Settings) -> f64 {
+        if let Some(m) = settings.nas.containers_per_node {
+            return f64::from(m);
+        }
+        let Some(container) = self.map_container else {
+            return 1.0;
+        };
+        let by_memory =
+            (container.memory_mb > 0).then(|| node.capacity.memory_mb / container.memory_mb);
+        let by_vcores =
+            (container.vcores > 0).then(|| u64::from(node.capacity.vcores / container.vcores));
+        let fit = match (by_memory, by_vcores) {
+            (Some(a), Some(b)) => a.min(b),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => 1,
+        };
+        fit.max(1) as f64
+    }
+
+    /// TrafficThreshold of `node`: the operator's, else `m · ΣS_i / ΣK_i`.
+    pub fn threshold_bytes(&self, node: &Node, settings: &Settings) -> f64 {
+        settings
+            .nas
+            .traffic_threshold_bytes
+            .unwrap_or_else(|| self.containers_on(node, settings) * self.output_per_map_bytes)
+    }
+}
+
+fn map_asks(app: &App) -> impl Iterator<Item = &Ask> {
+    app.asks
+        .values()
+        .filter(|ask| TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Map)
+}
+
+fn reduce_asks(app: &App) -> impl Iterator<Item = &Ask> {
+    app.asks
+        .values()
+        .filter(|ask| TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Reduce)
+}
+
+impl NasState {
+    /// Follows what the RM did: a node-local map ends its queue's map skips, a reduce its
+    /// queue's reduce skips and one of its job's delayed reduces.
+    pub fn observe(&mut self, event: &Event, state: &ClusterState) {
+        match event {
+            Event::ContainerAllocated {
+                app,
+                node,
+                priority,
+                locality,
+                ..
+            } => {
+                let Some(known) = state.apps.get(app) else {
+                    return;
+                };
+                match TaskKind::of_mapreduce_priority(*priority) {
+                    TaskKind::Map if *locality == Locality::NodeLocal => {
+                        self.map_skips.remove(&known.queue);
+                    }
+                    TaskKind::Reduce => {
+                        self.reduce_skips.remove(&known.queue);
+                        if let Some(delayed) = self.delayed_reduces.get_mut(app) {
+                            *delayed -= 1;
+                            if *delayed == 0 {
+                                self.delayed_reduces.remove(app);
+                            }
+                        }
+                        if let Some(node) = state.nodes.get(node) {
+                            *self
+                                .reduces_placed
+                                .entry(app.clone())
+                                .or_default()
+                                .entry(node.rack.clone())
+                                .or_insert(0) += 1;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Event::AppRemoved { app } => {
+                self.delayed_reduces.remove(app);
+                self.reduces_placed.remove(app);
+            }
+            _ => {}
+        }
+    }
+
+    /// The offered node's budget, refreshing TrafficThreshold when due, and the dispatcher's
+    /// record of whether the rack is congested (the hold CR-RTS places on MTS).
+    pub(super) fn begin_offer(
+        &mut self,
+        state: &ClusterState,
+        settings: &Settings,
+        offer: &Offer,
+    ) -> NodeBudget {
+        let snapshot = match self.threshold {
+            Some(snapshot)
+                if snapshot.map_container.is_some()
+                    && offer.now_ms.saturating_sub(snapshot.computed_ms)
+                        < settings.nas.threshold_interval_ms =>
+            {
+                snapshot
+            }
+            // Due, or computed while no job asked for maps (no container size for m yet).
+            _ => {
+                let snapshot = ThresholdSnapshot::compute(state, settings, offer.now_ms);
+                self.threshold = Some(snapshot);
+                snapshot
+            }
+        };
+        let threshold_bytes = snapshot.threshold_bytes(offer.node, settings);
+        let running_output: f64 = state
+            .containers
+            .values()
+            .filter(|c| c.kind == TaskKind::Map && &c.node == offer.node_id)
+            .filter_map(|c| state.apps.get(&c.app))
+            .map(|app| predict(app, settings).task_output_bytes)
+            .sum();
+
+        let congested = offer.rack_saturated;
+        if congested {
+            if self.held_racks.insert(offer.rack.clone()) {
+                log::debug!(
+                    "nas: rack {} congested: CR-RTS for reduces, heavy and medium maps held",
+                    offer.rack.0
+                );
+            }
+        } else if self.held_racks.remove(offer.rack) {
+            log::debug!(
+                "nas: rack {} no longer congested: CA-RTS, maps released",
+                offer.rack.0
+            );
+        }
+        NodeBudget {
+            threshold_bytes,
+            available_bytes: threshold_bytes - running_output,
+            congested,
+        }
+    }
+
+    /// Forgets the skips of queues that were not planned in this offer (nothing pending, or no
+    /// longer `nas`), so a later wait starts afresh.
+    pub(super) fn end_offer(&mut self, nas_queues: &BTreeSet<&str>) {
+        self.map_skips
+            .retain(|queue, _| nas_queues.contains(queue.as_str()));
+        self.reduce_skips
+            .retain(|queue, _| nas_queues.contains(queue.as_str()));
+    }
+
+    /// The TrafficThreshold inputs last computed.
+    pub fn threshold(&self) -> Option<ThresholdSnapshot> {
+        self.threshold
+    }
+
+    /// MTS skips counted against `queue` in its current wait.
+    pub fn map_skips(&self, queue: &str) -> u32 {
+        self.map_skips.get(queue).map_or(0, |s| s.count)
+    }
+
+    /// Reduces of `app` that CR-RTS delayed and that have not been placed since.
+    pub fn delayed_reduces(&self, app: &AppId) -> u32 {
+        self.delayed_reduces.get(app).copied().unwrap_or(0)
+    }
+
+    /// Whether MTS holds heavy and medium maps on `rack`.
+    pub fn holds(&self, rack: &RackName) -> bool {
+        self.held_racks.contains(rack)
+    }
+}
+
+/// Whether `queue` has reached its skip bound (a queue never skipped has waited 0 ms and
+/// skipped 0 times). Logs the first time a wait reaches it, so the RM log shows every
+/// relaxation.
+fn relaxed(
+    skips: &mut BTreeMap<String, Skips>,
+    queue: &str,
+    params: &NasQueueSettings,
+    now_ms: u64,
+    what: &str,
+) -> bool {
+    let Some(state) = skips.get_mut(queue) else {
+        return params.max_skips == 0 && params.max_wait_ms == 0;
+    };
+    let waited_ms = now_ms.saturating_sub(state.since_ms);
+    let reached = if params.max_skips > 0 {
+        state.count >= params.max_skips
+    } else {
+        waited_ms >= params.max_wait_ms
+    };
+    if reached && !state.relaxed {
+        state.relaxed = true;
+        log::info!(
+            "nas: queue {queue}: {what} skip bound reached after {} skips / {waited_ms} ms",
+            state.count
+        );
+    }
+    reached
+}
+
+/// Counts one skip of `queue`; its wait starts at the first.
+fn count_skip(skips: &mut BTreeMap<String, Skips>, queue: &str, now_ms: u64) {
+    skips
+        .entry(queue.to_string())
+        .or_insert(Skips {
+            count: 0,
+            since_ms: now_ms,
+            relaxed: false,
+        })
+        .count += 1;
+}
+
+/// A map ask of a job, as MTS sees it on this offer.
+struct MapTask<'a> {
+    candidate: &'a Candidate<'a>,
+    ask: &'a Ask,
+    prediction: Prediction,
+    /// Where its split is relative to the offered node.
+    locality: Locality,
+    small_input: bool,
+}
+
+impl MapTask<'_> {
+    fn entry(&self, locality: Locality, reason: String) -> PlanEntry {
+        PlanEntry {
+            app: self.candidate.id.clone(),
+            priority: self.ask.priority,
+            locality,
+            reason,
+        }
+    }
+
+    fn distance_to(&self, available: f64) -> f64 {
+        (available - self.prediction.task_output_bytes).abs()
+    }
+
+    /// Lines 9–12: small-input before large-input, unpredicted before predicted.
+    fn category(&self) -> (usize, &'static str) {
+        match (self.small_input, self.prediction.unpredicted) {
+            (true, true) => (0, "small-unpredicted"),
+            (true, false) => (1, "small-predicted"),
+            (false, true) => (2, "large-unpredicted"),
+            (false, false) => (3, "large-predicted"),
+        }
+    }
+
+    /// MapCost = v × input size, v = 0 node-local, 1 rack-local, 2 off-rack.
+    fn cost(&self) -> f64 {
+        let v = match self.locality {
+            Locality::NodeLocal => 0.0,
+            Locality::RackLocal => 1.0,
+            Locality::OffSwitch => 2.0,
+        };
+        v * self.prediction.input_per_map_bytes
+    }
+}
+
+/// One steered queue ("user") on one offer: what the three algorithms read.
+pub(super) struct Turn<'a> {
+    /// The queue's jobs, by arrival.
+    pub candidates: &'a [Candidate<'a>],
+    pub queue: &'a str,
+    pub params: &'a NasQueueSettings,
+    pub settings: &'a Settings,
+    pub state: &'a ClusterState,
+    pub budget: NodeBudget,
+    pub offer: &'a Offer<'a>,
+}
+
+/// Appends NAS's ranking of one queue's jobs for this offer to `entries`.
+pub(super) fn rank(turn: &Turn, nas: &mut NasState, entries: &mut Vec<PlanEntry>) {
+    // A delay tag covers at most the reduces the job still has pending.
+    for candidate in turn.candidates {
+        let pending = candidate.app.pending(TaskKind::Reduce);
+        if pending == 0 {
+            nas.delayed_reduces.remove(candidate.id);
+        } else if let Some(delayed) = nas.delayed_reduces.get_mut(candidate.id) {
+            *delayed = (*delayed).min(pending);
+        }
+    }
+    let mut ranked = Vec::new();
+    // Algorithm 1: the rack's congestion picks the reduce scheduler.
+    if turn.budget.congested {
+        cr_rts(turn, nas, &mut ranked);
+    } else {
+        ca_rts(turn, nas, &mut ranked);
+    }
+    mts(turn, nas, &mut ranked);
+    // MapReduce's order between kinds: re-run maps, reduces, maps (see the module notes).
+    ranked.sort_by_key(
+        |entry| match TaskKind::of_mapreduce_priority(entry.priority) {
+            TaskKind::Reduce => 1,
+            _ if entry.priority.0 == RERUN_MAP_PRIORITY => 0,
+            _ => 2,
+        },
+    );
+    entries.extend(ranked);
+}
+
+/// Algorithm 2 for one user.
+fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
+    let Turn {
+        candidates,
+        queue,
+        params,
+        settings,
+        budget,
+        offer,
+        ..
+    } = *turn;
+    let held = nas.holds(offer.rack);
+    let tasks: Vec<MapTask> = candidates
+        .iter()
+        .flat_map(|candidate| {
+            let prediction = predict(candidate.app, settings);
+            map_asks(candidate.app).map(move |ask| (candidate, ask, prediction))
+        })
+        .filter(|(_, _, prediction)| !(held && classify(prediction, params) != Class::Light))
+        .map(|(candidate, ask, prediction)| MapTask {
+            candidate,
+            ask,
+            prediction,
+            locality: if ask.hosts.get(offer.host).is_some_and(|n| *n > 0) {
+                Locality::NodeLocal
+            } else if ask.racks.get(offer.rack).is_some_and(|n| *n > 0) {
+                Locality::RackLocal
+            } else {
+                Locality::OffSwitch
+            },
+            small_input: prediction.input_bytes < params.small_input_below_bytes,
+        })
+        .collect();
+    if tasks.is_empty() {
+        nas.map_skips.remove(queue);
+        return;
+    }
+    let available = budget.available_bytes;
+    let qualified = |task: &&MapTask| task.prediction.task_output_bytes <= available;
+
+    // Lines 3–4: data-local and shuffle-qualified; unpredicted jobs first (so they become
+    // predicted sooner), then the output closest to the available space.
+    let mut local: Vec<&MapTask> = tasks
+        .iter()
+        .filter(|t| t.locality == Locality::NodeLocal)
+        .filter(qualified)
+        .collect();
+    if !local.is_empty() {
+        local.sort_by(|a, b| {
+            b.prediction
+                .unpredicted
+                .cmp(&a.prediction.unpredicted)
+                .then(
+                    a.distance_to(available)
+                        .total_cmp(&b.distance_to(available)),
+                )
+        });
+        out.extend(
+            local
+                .iter()
+                .map(|t| t.entry(Locality::NodeLocal, "nas:mts:local-qualified".into())),
+        );
+        return;
+    }
+    // Lines 5–6 and 17–18: skip the user until its bound.
+    if !relaxed(&mut nas.map_skips, queue, params, offer.now_ms, "map") {
+        count_skip(&mut nas.map_skips, queue, offer.now_ms);
+        return;
+    }
+    // Lines 7–12: a qualified map by category, MapCost, then closeness to the space.
+    let mut fitting: Vec<&MapTask> = tasks.iter().filter(qualified).collect();
+    if !fitting.is_empty() {
+        fitting.sort_by(|a, b| {
+            a.category()
+                .0
+                .cmp(&b.category().0)
+                .then(a.cost().total_cmp(&b.cost()))
+                .then(
+                    a.distance_to(available)
+                        .total_cmp(&b.distance_to(available)),
+                )
+        });
+        out.extend(
+            fitting
+                .iter()
+                .map(|t| t.entry(t.locality, format!("nas:mts:relaxed:{}", t.category().1))),
+        );
+        return;
+    }
+    // Lines 13–16: nothing fits; the data-local map that exceeds the space least, else the
+    // smallest output of all.
+    let by_output = |a: &&MapTask, b: &&MapTask| -> Ordering {
+        a.prediction
+            .task_output_bytes
+            .total_cmp(&b.prediction.task_output_bytes)
+    };
+    let (mut local, mut rest): (Vec<&MapTask>, Vec<&MapTask>) = tasks
+        .iter()
+        .partition(|t| t.locality == Locality::NodeLocal);
+    local.sort_by(by_output);
+    rest.sort_by(by_output);
+    out.extend(
+        local
+            .iter()
+            .map(|t| t.entry(Locality::NodeLocal, "nas:mts:relaxed:local-smallest".into())),
+    );
+    out.extend(
+        rest.iter()
+            .map(|t| t.entry(Locality::OffSwitch, "nas:mts:relaxed:smallest".into())),
+    );
+}
+
+/// A job's reduce ask, as the reduce schedulers see it.
+struct ReduceJob<'a> {
+    candidate: &'a Candidate<'a>,
+    ask: &'a Ask,
+    class: Class,
+    shuffle_bytes: f64,
+}
+
+impl ReduceJob<'_> {
+    fn entry(&self, reason: String) -> PlanEntry {
+        PlanEntry {
+            app: self.candidate.id.clone(),
+            priority: self.ask.priority,
+            locality: Locality::OffSwitch,
+            reason,
+        }
+    }
+}
+
+fn reduce_jobs<'a>(
+    candidates: &'a [Candidate<'a>],
+    params: &NasQueueSettings,
+    settings: &Settings,
+) -> Vec<ReduceJob<'a>> {
+    candidates
+        .iter()
+        .flat_map(|candidate| {
+            let prediction = predict(candidate.app, settings);
+            reduce_asks(candidate.app).map(move |ask| ReduceJob {
+                candidate,
+                ask,
+                class: classify(&prediction, params),
+                shuffle_bytes: prediction.shuffle_bytes,
+            })
+        })
+        .collect()
+}
+
+/// Algorithm 4 for one user, on a congested rack.
+fn cr_rts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
+    let Turn {
+        candidates,
+        queue,
+        params,
+        settings,
+        offer,
+        ..
+    } = *turn;
+    let jobs = reduce_jobs(candidates, params, settings);
+    if jobs.is_empty() {
+        nas.reduce_skips.remove(queue);
+        return;
+    }
+    // Heavy and medium reduces wait for the rack to clear: tag them so CA-RTS serves them
+    // first then. A tag covers the reduces the job has pending now.
+    for job in jobs.iter().filter(|job| job.class != Class::Light) {
+        let pending = job.candidate.app.pending(TaskKind::Reduce);
+        nas.delayed_reduces
+            .insert(job.candidate.id.clone(), pending);
+    }
+    // Lines 2–6: within the bound, shuffle-light reduces only, the least shuffle first; a
+    // user without one is skipped.
+    if !relaxed(
+        &mut nas.reduce_skips,
+        queue,
+        params,
+        offer.now_ms,
+        "congested-reduce",
+    ) {
+        let mut light: Vec<&ReduceJob> = jobs.iter().filter(|j| j.class == Class::Light).collect();
+        if light.is_empty() {
+            count_skip(&mut nas.reduce_skips, queue, offer.now_ms);
+        }
+        light.sort_by(|a, b| a.shuffle_bytes.total_cmp(&b.shuffle_bytes));
+        out.extend(
+            light
+                .iter()
+                .map(|j| j.entry("nas:cr-rts:light-reduce".into())),
+        );
+        return;
+    }
+    // Lines 7–8: any reduce, the lightest class first.
+    let mut all: Vec<&ReduceJob> = jobs.iter().collect();
+    all.sort_by_key(|j| j.class);
+    out.extend(
+        all.iter()
+            .map(|j| j.entry(format!("nas:cr-rts:relaxed:{}-reduce", j.class.label()))),
+    );
+}
+
+/// Algorithm 3 for one user, on an uncongested rack.
+fn ca_rts(turn: &Turn, nas: &NasState, out: &mut Vec<PlanEntry>) {
+    let Turn {
+        candidates,
+        params,
+        settings,
+        state,
+        offer,
+        ..
+    } = *turn;
+    let racks = state.rack_count().max(1) as f64;
+    let jobs = reduce_jobs(candidates, params, settings);
+    let mut ranked: Vec<(usize, bool, bool, &ReduceJob)> = jobs
+        .iter()
+        .map(|job| {
+            let (id, app) = (job.candidate.id, job.candidate.app);
+            // ReduceNum = TotalReduceNum × MapOutputPortion of the job on this rack.
+            let total = app.job.known_reduces(app.pending(TaskKind::Reduce)) as f64;
+            let portion = app
+                .job
+                .map_output_share_on(offer.rack)
+                .unwrap_or(1.0 / racks);
+            let placed = nas
+                .reduces_placed
+                .get(id)
+                .and_then(|by_rack| by_rack.get(offer.rack))
+                .copied()
+                .unwrap_or(0);
+            let reached = f64::from(placed) >= total * portion;
+            let category = match (reached, job.class) {
+                (false, Class::Heavy) => 0,
+                (false, Class::Medium) => 1,
+                (false, Class::Light) => 2,
+                (true, Class::Light) => 3,
+                (true, Class::Medium) => 4,
+                (true, Class::Heavy) => 5,
+            };
+            let delayed = nas.delayed_reduces(id) > 0;
+            let maps_done = app.pending(TaskKind::Map) == 0 && app.job.running_maps == 0;
+            (category, delayed, maps_done, job)
+        })
+        .collect();
+    // Inside a category: delayed reduces, then jobs whose maps are all done, then the larger
+    // shuffle (to use the bandwidth while the rack is not congested); then arrival.
+    ranked.sort_by(|a, b| {
+        a.0.cmp(&b.0)
+            .then(b.1.cmp(&a.1))
+            .then(b.2.cmp(&a.2))
+            .then(b.3.shuffle_bytes.total_cmp(&a.3.shuffle_bytes))
+    });
+    out.extend(ranked.iter().map(|(category, _, _, job)| {
+        let quota = if *category < 3 { "under" } else { "reached" };
+        job.entry(format!(
+            "nas:ca-rts:{}-{quota}-reduce-num",
+            job.class.label()
+        ))
+    }));
+}
