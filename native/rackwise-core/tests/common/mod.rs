@@ -1,11 +1,11 @@
 //! The test environment shared by the scenario suites: a cluster of racks and nodes, a queue
-//! `root.sw` steered by ShuffleWatcher and a queue `root.plain` left alone, and helpers that
-//! queue the events the shim would send and make one offer.
+//! `root.sw` steered by ShuffleWatcher, a queue `root.plain` left alone (and for the NAS suite
+//! a queue `root.nas` under NAS), and helpers that queue the events the shim would send and
+//! make one offer.
 #![allow(dead_code)] // each suite uses a different part of it
 
 use rackwise_core::protocol::*;
 use rackwise_core::Engine;
-use std::collections::BTreeMap;
 
 pub const MAP: i32 = 20;
 pub const RERUN_MAP: i32 = 5;
@@ -37,25 +37,41 @@ impl TestEnv {
         settings: &[(&str, &str)],
         queue_elements: &[(&str, &str)],
     ) -> TestEnv {
-        let mut elements = BTreeMap::from([("policy".to_string(), "shufflewatcher".to_string())]);
-        for (name, value) in queue_elements {
-            elements.insert(name.to_string(), value.to_string());
-        }
+        let mut elements = vec![("policy", "shufflewatcher")];
+        elements.extend_from_slice(queue_elements);
+        let queues = vec![queue("root.sw", &elements), plain_queue()];
+        Self::with_queues(racks, nodes_per_rack, settings, queues)
+    }
+
+    /// As `new`, plus a queue `root.nas` under NAS with the given extra `<rackwise>` elements.
+    pub fn nas(
+        racks: u32,
+        nodes_per_rack: u32,
+        settings: &[(&str, &str)],
+        nas_elements: &[(&str, &str)],
+    ) -> TestEnv {
+        let mut elements = vec![("policy", "nas")];
+        elements.extend_from_slice(nas_elements);
+        let queues = vec![
+            queue("root.nas", &elements),
+            queue("root.sw", &[("policy", "shufflewatcher")]),
+            plain_queue(),
+        ];
+        Self::with_queues(racks, nodes_per_rack, settings, queues)
+    }
+
+    fn with_queues(
+        racks: u32,
+        nodes_per_rack: u32,
+        settings: &[(&str, &str)],
+        queues: Vec<QueueSettings>,
+    ) -> TestEnv {
         let config = EngineConfig {
             settings: settings
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
-            queues: vec![
-                QueueSettings {
-                    queue: "root.sw".into(),
-                    rackwise: Some(elements),
-                },
-                QueueSettings {
-                    queue: "root.plain".into(),
-                    rackwise: None,
-                },
-            ],
+            queues,
             learned: vec![],
             source: "test".into(),
         };
@@ -183,6 +199,27 @@ impl TestEnv {
             },
         };
         self.engine.offer(&request)
+    }
+}
+
+/// A queue with a `<rackwise>` element holding `elements`.
+pub fn queue(name: &str, elements: &[(&str, &str)]) -> QueueSettings {
+    QueueSettings {
+        queue: name.into(),
+        rackwise: Some(
+            elements
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ),
+    }
+}
+
+/// `root.plain`: no `<rackwise>` element, so stock FairScheduler.
+fn plain_queue() -> QueueSettings {
+    QueueSettings {
+        queue: "root.plain".into(),
+        rackwise: None,
     }
 }
 

@@ -1,0 +1,563 @@
+//! NAS (paper Algorithms 1–4): the TrafficThreshold on a worked example, each algorithm's
+//! category order as named scenarios, the map hold on a congested rack, the order between task
+//! kinds, switching a queue between `nas` and `shufflewatcher` on reload, and the paper's skip
+//! probability checked by a seeded Monte-Carlo run of MTS.
+
+mod common;
+
+use common::*;
+use rackwise_core::protocol::*;
+
+const MIB: u64 = 1 << 20;
+const TRAFFIC_THRESHOLD_MB: &str = "yarn.scheduler.rackwise.nas.traffic-threshold-mb";
+const DEFAULT_MAP_INPUT_MB: &str = "yarn.scheduler.rackwise.predictor.default-map-input-mb";
+/// Rack loads from the operator feed (`rack_load`), read on every offer, unsmoothed.
+const FEED: [(&str, &str); 3] = [
+    ("yarn.scheduler.rackwise.netsat.source", "feed"),
+    ("yarn.scheduler.rackwise.netsat.period-ms", "0"),
+    ("yarn.scheduler.rackwise.netsat.smoothing", "1"),
+];
+
+/// Counters making `app` a predicted job of `maps` maps, each reading `input_mib` and writing
+/// `output_mib` (one completed map is enough for the predictor).
+fn predicted(env: &mut TestEnv, app: &str, maps: u32, input_mib: f64, output_mib: f64) {
+    let bytes = |mib: f64| (mib * MIB as f64) as u64;
+    env.stats(app, maps, 1, 0, bytes(input_mib), bytes(output_mib));
+}
+
+/// Why each entry of `queue`'s plan is where it is.
+fn reasons(response: &OfferResponse, queue: &str) -> Vec<String> {
+    response
+        .plan
+        .queues
+        .iter()
+        .find(|q| q.queue == queue)
+        .map(|q| q.entries.iter().map(|e| e.reason.clone()).collect())
+        .unwrap_or_default()
+}
+
+/// Only the reduce entries of a ranking.
+fn reduces_of(ranking: Vec<String>) -> Vec<String> {
+    ranking
+        .into_iter()
+        .filter(|e| e.contains(&format!(":{REDUCE}:")))
+        .collect()
+}
+
+/// An operator feed reading for rack `r`, now (the suite's `FEED` settings make it count).
+fn rack_load(env: &mut TestEnv, r: u32, utilization: f64) {
+    env.pending.push(Event::RackLoad {
+        rack: rack(r),
+        utilization,
+        time_ms: env.now_ms,
+    });
+}
+
+/// A map of `app` that ran on node `n` of rack `r` and finished: its output sits there.
+fn finished_map(env: &mut TestEnv, app: &str, r: u32, n: u32) {
+    let container = env.run(app, MAP, r, n, Locality::NodeLocal);
+    env.finish(app, container);
+}
+
+#[test]
+fn nas_traffic_threshold_is_m_times_the_mean_predicted_shuffle_per_map_worked_example() {
+    // m = 8: nodes of 8192 MB / 8 vcores, map containers of 1024 MB / 1 vcore.
+    let mut env = TestEnv::nas(2, 2, &[], &[]);
+    env.submit("a", "root.nas", 1, &[]);
+    env.submit("b", "root.nas", 2, &[]);
+    env.asks("a", &[(MAP, 8, &[(1, 1)])]);
+    env.asks("b", &[(MAP, 20, &[(1, 1)])]);
+    // A: K = 10 maps of 64 MiB at ratio 1.5, 96 MiB each: S = 960 MiB.
+    env.stats("a", 10, 2, 1, 128 * MIB, 192 * MIB);
+    // B: K = 30 maps of 32 MiB at ratio 0.25, 8 MiB each: S = 240 MiB.
+    env.stats("b", 30, 10, 1, 320 * MIB, 80 * MIB);
+    // TrafficThreshold = m·ΣS/ΣK = 8 × (960 + 240) MiB / (10 + 30) = 8 × 30 MiB = 240 MiB.
+    let first = env.offer(1, 1);
+    let snapshot = env.engine.nas().threshold().expect("computed on the offer");
+    assert_eq!(snapshot.output_per_map_bytes, (30 * MIB) as f64);
+    let threshold = snapshot.threshold_bytes(
+        &env.engine.state().nodes[&node(1, 1)],
+        env.engine.settings(),
+    );
+    assert_eq!(threshold, (240 * MIB) as f64);
+    // Both fit the empty node; A's 96 MiB is closer to the 240 MiB available than B's 8 MiB.
+    assert_eq!(ranking(&first, "root.nas"), ["a:20:node", "b:20:node"]);
+
+    // Two of A's maps running on the node leave 240 − 2 × 96 = 48 MiB: only B still fits.
+    env.run("a", MAP, 1, 1, Locality::NodeLocal);
+    env.run("a", MAP, 1, 1, Locality::NodeLocal);
+    env.asks("a", &[(MAP, 6, &[(1, 1)])]);
+    assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["b:20:node"]);
+
+    // Recomputed at its period (5 s), not per offer: B's ratio doubling (S_B = 480 MiB)
+    // shows once the period is over: (960 + 480) / 40 = 36 MiB per map.
+    env.stats("b", 30, 10, 1, 320 * MIB, 160 * MIB);
+    env.now_ms += 4_999;
+    env.offer(1, 1);
+    let per_map = |env: &TestEnv| env.engine.nas().threshold().unwrap().output_per_map_bytes;
+    assert_eq!(per_map(&env), (30 * MIB) as f64);
+    env.now_ms += 1;
+    env.offer(1, 1);
+    assert_eq!(per_map(&env), (36 * MIB) as f64);
+}
+
+#[test]
+fn nas_an_operator_traffic_threshold_replaces_the_computed_one() {
+    let mut env = TestEnv::nas(1, 1, &[(TRAFFIC_THRESHOLD_MB, "50")], &[]);
+    env.submit("a", "root.nas", 1, &[]);
+    env.submit("b", "root.nas", 2, &[]);
+    env.asks("a", &[(MAP, 8, &[(1, 1)])]);
+    env.asks("b", &[(MAP, 8, &[(1, 1)])]);
+    predicted(&mut env, "a", 10, 64.0, 96.0);
+    predicted(&mut env, "b", 10, 32.0, 8.0);
+    assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["b:20:node"]);
+}
+
+#[test]
+fn nas_mts_takes_local_qualified_maps_unpredicted_first_then_output_closest_to_the_space() {
+    let mut env = TestEnv::nas(
+        2,
+        2,
+        &[(TRAFFIC_THRESHOLD_MB, "100"), (DEFAULT_MAP_INPUT_MB, "50")],
+        &[],
+    );
+    for (i, app) in ["big", "far", "close", "fresh", "remote"]
+        .iter()
+        .enumerate()
+    {
+        env.submit(app, "root.nas", i as u64, &[]);
+    }
+    for app in ["big", "far", "close", "fresh"] {
+        env.asks(app, &[(MAP, 4, &[(1, 1)])]);
+    }
+    env.asks("remote", &[(MAP, 4, &[(2, 1)])]);
+    predicted(&mut env, "big", 4, 50.0, 150.0); // exceeds the 100 MiB available
+    predicted(&mut env, "far", 4, 50.0, 10.0);
+    predicted(&mut env, "close", 4, 50.0, 90.0);
+    predicted(&mut env, "remote", 4, 50.0, 95.0); // fits, but its split is elsewhere
+                                                  // `fresh` is unpredicted: prior ratio 1 × 50 MiB.
+    let response = env.offer(1, 1);
+    assert_eq!(
+        ranking(&response, "root.nas"),
+        ["fresh:20:node", "close:20:node", "far:20:node"]
+    );
+    assert!(reasons(&response, "root.nas")
+        .iter()
+        .all(|r| r == "nas:mts:local-qualified"));
+}
+
+#[test]
+fn nas_mts_skips_a_user_until_the_wait_then_takes_qualified_maps_by_category_and_map_cost() {
+    let mut env = TestEnv::nas(
+        2,
+        2,
+        &[(TRAFFIC_THRESHOLD_MB, "100"), (DEFAULT_MAP_INPUT_MB, "50")],
+        &[("smallInputMb", "200")],
+    );
+    for (i, app) in ["lp", "lu", "sp_far", "sp_near", "sp_close", "su"]
+        .iter()
+        .enumerate()
+    {
+        env.submit(app, "root.nas", i as u64, &[]);
+    }
+    // Offers go to r1n1: splits on r1n2 are rack-local, on r2n1 off-rack. All fit 100 MiB.
+    env.asks("lp", &[(MAP, 10, &[(1, 2)])]);
+    predicted(&mut env, "lp", 10, 40.0, 20.0); // large-input (400 MiB), predicted
+    env.asks("lu", &[(MAP, 8, &[(2, 1)])]); // large-input (8 × 50 MiB), unpredicted
+    env.asks("sp_far", &[(MAP, 2, &[(2, 1)])]);
+    predicted(&mut env, "sp_far", 2, 40.0, 10.0); // small-input (80 MiB), predicted
+    env.asks("sp_near", &[(MAP, 2, &[(1, 2)])]);
+    predicted(&mut env, "sp_near", 2, 40.0, 10.0);
+    env.asks("sp_close", &[(MAP, 2, &[(1, 2)])]);
+    predicted(&mut env, "sp_close", 2, 40.0, 60.0);
+    env.asks("su", &[(MAP, 2, &[(2, 1)])]); // small-input (2 × 50 MiB), unpredicted
+
+    // No data-local map here: the user is skipped (all its apps vetoed) until 5 s have passed.
+    let start = env.now_ms;
+    for (offset, skips) in [(0, 1), (4_999, 2)] {
+        env.now_ms = start + offset;
+        let skipped = env.offer(1, 1);
+        assert_eq!(ranking(&skipped, "root.nas"), Vec::<String>::new());
+        assert_eq!(skipped.plan.queues[0].steered.len(), 6);
+        assert_eq!(env.engine.nas().map_skips("root.nas"), skips);
+    }
+    env.now_ms = start + 5_000;
+    let relaxed = env.offer(1, 1);
+    assert_eq!(
+        ranking(&relaxed, "root.nas"),
+        [
+            "su:20:any",        // (1) small-input unpredicted
+            "sp_close:20:rack", // (2) small-input predicted, MapCost 1 × 40 MiB, closest
+            "sp_near:20:rack",  //     same MapCost, output further from the space
+            "sp_far:20:any",    //     MapCost 2 × 40 MiB
+            "lu:20:any",        // (3) large-input unpredicted
+            "lp:20:rack",       // (4) large-input predicted
+        ]
+    );
+    assert_eq!(
+        reasons(&relaxed, "root.nas")[..2],
+        [
+            "nas:mts:relaxed:small-unpredicted",
+            "nas:mts:relaxed:small-predicted"
+        ]
+    );
+}
+
+#[test]
+fn nas_mts_with_nothing_qualified_takes_the_local_map_exceeding_least_then_the_smallest() {
+    let mut env = TestEnv::nas(
+        2,
+        2,
+        &[(TRAFFIC_THRESHOLD_MB, "100"), (DEFAULT_MAP_INPUT_MB, "50")],
+        &[("maxWaitMs", "0")],
+    );
+    // A map of another queue runs on r1n1 and will write 90 MiB: 10 MiB are left.
+    env.submit("x", "root.plain", 0, &[]);
+    predicted(&mut env, "x", 4, 50.0, 90.0);
+    env.run("x", MAP, 1, 1, Locality::NodeLocal);
+    for (i, app) in ["l_big", "l_small", "r_mid", "r_small"].iter().enumerate() {
+        env.submit(app, "root.nas", i as u64 + 1, &[]);
+    }
+    env.asks("l_big", &[(MAP, 4, &[(1, 1)])]);
+    predicted(&mut env, "l_big", 4, 50.0, 80.0);
+    env.asks("l_small", &[(MAP, 4, &[(1, 1)])]);
+    predicted(&mut env, "l_small", 4, 50.0, 40.0);
+    env.asks("r_mid", &[(MAP, 4, &[(1, 2)])]);
+    predicted(&mut env, "r_mid", 4, 50.0, 30.0);
+    env.asks("r_small", &[(MAP, 4, &[(2, 1)])]);
+    predicted(&mut env, "r_small", 4, 50.0, 20.0);
+    // maxWaitMs 0: no skipping, straight to lines 13–16.
+    let response = env.offer(1, 1);
+    assert_eq!(
+        ranking(&response, "root.nas"),
+        [
+            "l_small:20:node",
+            "l_big:20:node",
+            "r_small:20:any",
+            "r_mid:20:any"
+        ]
+    );
+    assert_eq!(
+        reasons(&response, "root.nas"),
+        [
+            "nas:mts:relaxed:local-smallest",
+            "nas:mts:relaxed:local-smallest",
+            "nas:mts:relaxed:smallest",
+            "nas:mts:relaxed:smallest",
+        ]
+    );
+}
+
+#[test]
+fn nas_mts_skip_count_variant_relaxes_after_max_skips_and_a_node_local_map_resets_it() {
+    let mut env = TestEnv::nas(
+        2,
+        1,
+        &[(TRAFFIC_THRESHOLD_MB, "1000")],
+        &[("maxSkips", "3")],
+    );
+    env.submit("j", "root.nas", 1, &[]);
+    env.asks("j", &[(MAP, 4, &[(2, 1)])]);
+    for skips in 1..=3 {
+        assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
+        assert_eq!(env.engine.nas().map_skips("root.nas"), skips);
+    }
+    // D^m skips done: the user is served, and stays relaxed until it gets a node-local map.
+    for _ in 0..2 {
+        assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["j:20:any"]);
+    }
+    env.run("j", MAP, 2, 1, Locality::NodeLocal);
+    env.asks("j", &[(MAP, 3, &[(2, 1)])]);
+    assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
+    assert_eq!(env.engine.nas().map_skips("root.nas"), 1);
+}
+
+#[test]
+fn nas_ca_rts_ranks_six_categories_then_delayed_maps_done_and_larger_shuffle_first() {
+    let mut env = TestEnv::nas(2, 2, &FEED, &[]);
+    // A heavy job whose reduces CR-RTS delayed while rack 2 was congested.
+    env.submit("h_delayed", "root.nas", 1, &[]);
+    finished_map(&mut env, "h_delayed", 1, 2);
+    env.asks("h_delayed", &[(MAP, 9, &[(2, 2)]), (REDUCE, 2, &[])]);
+    predicted(&mut env, "h_delayed", 10, 50.0, 12.0); // 120 MiB
+    rack_load(&mut env, 2, 0.95);
+    assert_eq!(
+        reduces_of(ranking(&env.offer(2, 1), "root.nas")),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        env.engine.nas().delayed_reduces(&AppId("h_delayed".into())),
+        2
+    );
+
+    // Jobs whose map output is all on rack 1 (ReduceNum on rack 1 = all their reduces) ...
+    for (i, (app, maps, output, maps_pending)) in [
+        ("h_small", 10, 20.0, true), // 200 MiB
+        ("h_big", 10, 50.0, true),   // 500 MiB
+        ("h_done", 1, 150.0, false), // 150 MiB, every map done
+        ("m_under", 2, 10.0, true),  // 20 MiB
+        ("l_under", 1, 0.25, false), // 0.25 MiB
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        env.submit(app, "root.nas", 10 + i as u64, &[]);
+        finished_map(&mut env, app, 1, 2);
+        let map_asks = if maps_pending { maps - 1 } else { 0 };
+        env.asks(app, &[(MAP, map_asks, &[(2, 2)]), (REDUCE, 1, &[])]);
+        predicted(&mut env, app, maps, 50.0, output);
+    }
+    // ... and jobs whose rack-1 quota is met: output only on rack 2 (ReduceNum 0), or half
+    // on each rack with 1 of 2 reduces already on rack 1.
+    for (i, (app, output)) in [("h_reached", 20.0), ("m_reached", 10.0)]
+        .into_iter()
+        .enumerate()
+    {
+        env.submit(app, "root.nas", 20 + i as u64, &[]);
+        finished_map(&mut env, app, 2, 2);
+        env.asks(app, &[(REDUCE, 1, &[])]);
+        predicted(&mut env, app, 10, 1.0, output);
+    }
+    env.submit("l_reached", "root.nas", 30, &[]);
+    finished_map(&mut env, "l_reached", 1, 2);
+    finished_map(&mut env, "l_reached", 2, 2);
+    env.run("l_reached", REDUCE, 1, 2, Locality::OffSwitch);
+    env.asks("l_reached", &[(REDUCE, 1, &[])]);
+    env.stats("l_reached", 2, 2, 2, 2 * MIB, MIB / 4);
+
+    let response = env.offer(1, 1);
+    assert!(!response.diagnostics.rack_saturated);
+    assert_eq!(
+        reduces_of(ranking(&response, "root.nas")),
+        [
+            "h_delayed:10:any", // (1) heavy under ReduceNum: delayed first,
+            "h_done:10:any",    //     then all maps done,
+            "h_big:10:any",     //     then the larger shuffle
+            "h_small:10:any",
+            "m_under:10:any",   // (2) medium under ReduceNum
+            "l_under:10:any",   // (3) light under ReduceNum
+            "l_reached:10:any", // (4) light, ReduceNum reached
+            "m_reached:10:any", // (5) medium, reached
+            "h_reached:10:any", // (6) heavy, reached
+        ]
+    );
+    assert_eq!(
+        reasons(&response, "root.nas")[0],
+        "nas:ca-rts:heavy-under-reduce-num"
+    );
+}
+
+#[test]
+fn nas_cr_rts_lets_only_light_reduces_onto_a_congested_rack_until_the_wait_then_any() {
+    let mut env = TestEnv::nas(2, 2, &FEED, &[]);
+    for (i, (app, maps, output)) in [
+        ("heavy", 4, 50.0),  // 200 MiB
+        ("medium", 2, 10.0), // 20 MiB
+        ("light1", 1, 0.8),
+        ("light2", 1, 0.2),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        env.submit(app, "root.nas", i as u64, &[]);
+        env.asks(app, &[(REDUCE, if app == "heavy" { 2 } else { 1 }, &[])]);
+        predicted(&mut env, app, maps, 50.0, output);
+    }
+    rack_load(&mut env, 1, 0.95);
+    let congested = env.offer(1, 1);
+    assert!(congested.diagnostics.rack_saturated);
+    // Shuffle-light reduces only, the least shuffle first; heavy and medium ones are delayed.
+    assert_eq!(
+        ranking(&congested, "root.nas"),
+        ["light2:10:any", "light1:10:any"]
+    );
+    assert_eq!(
+        reasons(&congested, "root.nas"),
+        ["nas:cr-rts:light-reduce", "nas:cr-rts:light-reduce"]
+    );
+    let delayed = |env: &TestEnv, app: &str| env.engine.nas().delayed_reduces(&AppId(app.into()));
+    assert_eq!((delayed(&env, "heavy"), delayed(&env, "medium")), (2, 1));
+
+    // The light reduces are placed; without one the user is skipped for up to 5 s.
+    env.asks("light1", &[]);
+    env.asks("light2", &[]);
+    let start = env.now_ms;
+    for offset in [0, 4_999] {
+        env.now_ms = start + offset;
+        assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
+    }
+    env.now_ms = start + 5_000;
+    let relaxed = env.offer(1, 1);
+    assert_eq!(
+        ranking(&relaxed, "root.nas"),
+        ["medium:10:any", "heavy:10:any"]
+    );
+    assert_eq!(
+        reasons(&relaxed, "root.nas"),
+        [
+            "nas:cr-rts:relaxed:medium-reduce",
+            "nas:cr-rts:relaxed:heavy-reduce"
+        ]
+    );
+
+    // One heavy reduce placed: its tag shrinks, and the next one waits afresh.
+    env.run("heavy", REDUCE, 1, 1, Locality::OffSwitch);
+    env.asks("heavy", &[(REDUCE, 1, &[])]);
+    assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
+    assert_eq!(delayed(&env, "heavy"), 1);
+
+    // Rack 2 is not congested: CA-RTS ranks every reduce there.
+    let elsewhere = env.offer(2, 1);
+    assert!(reasons(&elsewhere, "root.nas")
+        .iter()
+        .all(|r| r.starts_with("nas:ca-rts:")));
+    assert_eq!(reasons(&elsewhere, "root.nas").len(), 2);
+}
+
+#[test]
+fn nas_congested_rack_holds_heavy_and_medium_maps_until_it_clears() {
+    let mut settings = FEED.to_vec();
+    settings.push((TRAFFIC_THRESHOLD_MB, "1000"));
+    let mut env = TestEnv::nas(2, 2, &settings, &[]);
+    env.submit("heavy", "root.nas", 1, &[]);
+    env.submit("medium", "root.nas", 2, &[]);
+    env.submit("light", "root.nas", 3, &[]);
+    for app in ["heavy", "medium", "light"] {
+        env.asks(app, &[(MAP, 4, &[(1, 1)])]);
+    }
+    predicted(&mut env, "heavy", 4, 50.0, 50.0); // 200 MiB
+    predicted(&mut env, "medium", 4, 5.0, 5.0); // 20 MiB
+    predicted(&mut env, "light", 4, 0.1, 0.1); // 0.4 MiB
+    rack_load(&mut env, 1, 0.95);
+    assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["light:20:node"]);
+    assert!(env.engine.nas().holds(&rack(1)));
+    assert!(!env.engine.nas().holds(&rack(2)));
+
+    rack_load(&mut env, 1, 0.2);
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.nas"),
+        ["heavy:20:node", "medium:20:node", "light:20:node"]
+    );
+    assert!(!env.engine.nas().holds(&rack(1)));
+}
+
+#[test]
+fn nas_keeps_mapreduce_order_between_kinds_rerun_maps_then_reduces_then_maps() {
+    let mut env = TestEnv::nas(
+        2,
+        1,
+        &[(TRAFFIC_THRESHOLD_MB, "1000")],
+        &[("maxWaitMs", "0")],
+    );
+    env.submit("j", "root.nas", 1, &[]);
+    env.asks(
+        "j",
+        &[(MAP, 2, &[(2, 1)]), (REDUCE, 1, &[]), (RERUN_MAP, 1, &[])],
+    );
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.nas"),
+        ["j:5:any", "j:10:any", "j:20:any"]
+    );
+}
+
+#[test]
+fn reconfigure_switches_a_queue_between_nas_and_shufflewatcher() {
+    let mut env = TestEnv::nas(1, 1, &[], &[]);
+    env.submit("j", "root.nas", 1, &[]);
+    env.asks("j", &[(MAP, 2, &[(1, 1)]), (REDUCE, 1, &[])]);
+    let policy_of = |env: &mut TestEnv| {
+        let response = env.offer(1, 1);
+        let reasons = reasons(&response, "root.nas");
+        assert!(!reasons.is_empty());
+        reasons[0].split(':').next().unwrap().to_string()
+    };
+    assert_eq!(policy_of(&mut env), "nas");
+    let switch = |policy: &str| EngineConfig {
+        queues: vec![queue("root.nas", &[("policy", policy)])],
+        source: "test".into(),
+        ..EngineConfig::default()
+    };
+    env.engine.reconfigure(&switch("shufflewatcher")).unwrap();
+    assert_eq!(policy_of(&mut env), "nass");
+    env.engine.reconfigure(&switch("nas")).unwrap();
+    assert_eq!(policy_of(&mut env), "nas");
+}
+
+/// SplitMix64 (Steele, Lea, Flood 2014): a tiny seeded generator for the Monte-Carlo test.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn chance(&mut self, p: f64) -> bool {
+        ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
+    }
+}
+
+#[test]
+fn nas_mts_skip_logic_gives_the_papers_launch_probability_monte_carlo() {
+    // Paper §III-C: a user with 3 jobs, each with its input on a fraction p = 0.1 of the nodes
+    // and its maps shuffle-qualified with probability q = 0.5, launches a data-local,
+    // shuffle-qualified map within D skips with probability 1 − (1 − pq)^(3D): 78.5 % for
+    // D = 10, 99.8 % for D = 40. Each offer draws locality and qualification afresh; MTS
+    // decides, with D^m = 40.
+    const TRIALS: u32 = 5_000;
+    const JOBS: [&str; 3] = ["j1", "j2", "j3"];
+    let mut rng = SplitMix64(0x4e41_5321);
+    let (mut within_10, mut within_40) = (0u32, 0u32);
+    for _ in 0..TRIALS {
+        let mut env = TestEnv::nas(
+            1,
+            1,
+            &[(TRAFFIC_THRESHOLD_MB, "100")],
+            &[("maxSkips", "40")],
+        );
+        for (i, job) in JOBS.iter().enumerate() {
+            env.submit(job, "root.nas", i as u64, &[]);
+        }
+        for offer in 1..=41 {
+            for job in JOBS {
+                let local: &[(u32, u32)] = if rng.chance(0.1) { &[(1, 1)] } else { &[] };
+                env.asks(job, &[(MAP, 1, local)]);
+                // 64 MiB maps writing 32 MiB fit the 100 MiB threshold; 256 MiB do not.
+                let output = if rng.chance(0.5) { 32 * MIB } else { 256 * MIB };
+                env.stats(job, 10, 1, 0, 64 * MIB, output);
+            }
+            let response = env.offer(1, 1);
+            let reasons = reasons(&response, "root.nas");
+            if reasons.first().map(String::as_str) == Some("nas:mts:local-qualified") {
+                within_10 += u32::from(offer <= 10);
+                within_40 += 1;
+                break;
+            }
+            if offer <= 40 {
+                assert!(reasons.is_empty(), "skipped: {reasons:?}");
+                assert_eq!(env.engine.nas().map_skips("root.nas"), offer);
+            } else {
+                assert!(reasons[0].starts_with("nas:mts:relaxed:"), "{reasons:?}");
+            }
+        }
+    }
+    let expected = |d: i32| 1.0 - (1.0f64 - 0.1 * 0.5).powi(3 * d);
+    let rate = |n: u32| f64::from(n) / f64::from(TRIALS);
+    assert!((expected(10) - 0.785).abs() < 0.001);
+    assert!((expected(40) - 0.998).abs() < 0.001);
+    assert!(
+        (rate(within_10) - expected(10)).abs() < 0.02,
+        "within 10 skips: {} vs {}",
+        rate(within_10),
+        expected(10)
+    );
+    assert!(
+        (rate(within_40) - expected(40)).abs() < 0.005,
+        "within 40 skips: {} vs {}",
+        rate(within_40),
+        expected(40)
+    );
+}
