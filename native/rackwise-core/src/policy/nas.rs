@@ -302,13 +302,13 @@ impl NasState {
         if congested {
             if self.held_racks.insert(offer.rack.clone()) {
                 log::debug!(
-                    "nas: rack {} congested: CR-RTS for reduces, heavy and medium maps held",
+                    "rack {} congested: CR-RTS for reduces, heavy and medium maps held",
                     offer.rack.0
                 );
             }
         } else if self.held_racks.remove(offer.rack) {
             log::debug!(
-                "nas: rack {} no longer congested: CA-RTS, maps released",
+                "rack {} no longer congested: CA-RTS, maps released",
                 offer.rack.0
             );
         }
@@ -371,7 +371,7 @@ fn relaxed(
     if reached && !state.relaxed {
         state.relaxed = true;
         log::info!(
-            "nas: queue {queue}: {what} skip bound reached after {} skips / {waited_ms} ms",
+            "queue {queue}: {what} skip bound reached after {} skips / {waited_ms} ms",
             state.count
         );
     }

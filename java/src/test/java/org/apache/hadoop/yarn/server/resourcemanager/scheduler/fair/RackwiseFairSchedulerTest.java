@@ -51,7 +51,7 @@ class RackwiseFairSchedulerTest {
     return new MockRackCluster(scheduler, allocation, extra, TWO_RACKS, workDir);
   }
 
-  private static Set<String> ratio(double value) {
+  static Set<String> ratio(double value) {
     return Collections.singleton("rackwise.shuffle-ratio=" + value);
   }
 
@@ -60,7 +60,7 @@ class RackwiseFairSchedulerTest {
    * reduce runs on rack 2, so the model sees rack 1's 100 Mbit/s link carrying a 200 Mbit/s
    * fetch: rack 1 is saturated for the next ~27 s.
    */
-  private static void saturateRackOne(MockRackCluster cluster) throws Exception {
+  static void saturateRackOne(MockRackCluster cluster) throws Exception {
     MockRackCluster.Job bulk = cluster.submit("bulk", "plain", "bob", ratio(5), "h4");
     cluster.ask(bulk, 1, List.of("h1"), 0);
     cluster.heartbeat("h1", bulk);
