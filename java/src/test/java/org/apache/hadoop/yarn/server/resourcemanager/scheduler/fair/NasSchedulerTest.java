@@ -50,6 +50,17 @@ class NasSchedulerTest {
         workDir);
   }
 
+  /**
+   * 100 Mbit/s rack links, so {@link RackwiseFairSchedulerTest#saturateRackOne}'s fetch congests
+   * racks 1 and 2; NetSat samples on every offer, unsmoothed, as the stepped heartbeats come
+   * milliseconds apart.
+   */
+  private MockRackCluster startCongestible(String nasElements) throws Exception {
+    return start(nasElements, "yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "100",
+        "yarn.scheduler.rackwise.netsat.period-ms", "0",
+        "yarn.scheduler.rackwise.netsat.smoothing", "1");
+  }
+
   /** Predicted map output (MiB) now running on {@code host}: maps × ratio × split size. */
   private static double mapOutputOn(String host, Map<MockRackCluster.Job, Double> ratios) {
     double total = 0;
@@ -112,8 +123,7 @@ class NasSchedulerTest {
    */
   @Test
   void congestedRacksReceiveOnlyShuffleLightReduces() throws Exception {
-    try (MockRackCluster cluster = start("<maxWaitMs>600000</maxWaitMs>",
-        "yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "100")) {
+    try (MockRackCluster cluster = startCongestible("<maxWaitMs>600000</maxWaitMs>")) {
       saturateRackOne(cluster);
       MockRackCluster.Job light = lightJob(cluster);
       MockRackCluster.Job heavy = heavyJob(cluster);
@@ -134,8 +144,7 @@ class NasSchedulerTest {
   /** With a bound of 3 skips, a heavy reduce reaches a congested rack on the 4th offer. */
   @Test
   void aHeavyReduceReachesACongestedRackOnlyAfterItsSkipBound() throws Exception {
-    try (MockRackCluster cluster = start("<maxSkips>3</maxSkips>",
-        "yarn.scheduler.rackwise.netsat.rack-uplink-mbps", "100")) {
+    try (MockRackCluster cluster = startCongestible("<maxSkips>3</maxSkips>")) {
       saturateRackOne(cluster);
       MockRackCluster.Job heavy = heavyJob(cluster);
       List<Integer> heavyAfter = new ArrayList<>();
