@@ -42,13 +42,15 @@ class AllocationFileExtensionsTest {
   }
 
   @Test
-  void theShippedExampleConfiguresRootAndAnUnsteeredQueue() throws Exception {
+  void theShippedExampleConfiguresRootANasQueueAndAnUnsteeredQueue() throws Exception {
     try (InputStream in = Files.newInputStream(Paths.get("..", "conf", "fair-scheduler.xml"))) {
       List<QueueExtension> queues = AllocationFileExtensions.parse(in, "conf/fair-scheduler.xml");
       assertEquals("root", queues.get(0).queue());
       assertEquals("shufflewatcher", queues.get(0).rackwise().get("policy"));
-      assertEquals("root.adhoc", queues.get(1).queue());
-      assertEquals("none", queues.get(1).rackwise().get("policy"));
+      assertEquals("root.etl", queues.get(1).queue());
+      assertEquals("nas", queues.get(1).rackwise().get("policy"));
+      assertEquals("root.adhoc", queues.get(2).queue());
+      assertEquals("none", queues.get(2).rackwise().get("policy"));
     }
   }
 

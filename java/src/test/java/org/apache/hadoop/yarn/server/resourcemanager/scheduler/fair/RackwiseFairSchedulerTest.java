@@ -204,6 +204,15 @@ class RackwiseFairSchedulerTest {
   }
 
   @Test
+  void theShippedExampleAllocationFileStartsTheResourceManager() throws Exception {
+    String shipped = new String(Files.readAllBytes(java.nio.file.Paths.get("..", "conf",
+        "fair-scheduler.xml")), StandardCharsets.UTF_8);
+    try (MockRackCluster cluster = start(RackwiseFairScheduler.class, shipped)) {
+      assertTrue(cluster.rackwise().isNativeActive());
+    }
+  }
+
+  @Test
   void aBadYarnSiteValueStopsTheResourceManagerWithItsKey() {
     Exception failure = assertThrows(Exception.class, () -> start(RackwiseFairScheduler.class,
         STEERED_AND_PLAIN, "yarn.scheduler.rackwise.netsat.threshold", "eighty").close());
