@@ -175,9 +175,6 @@ impl Network {
             flow.remaining = 0.0;
         }
         flow.updated_ms = now_ms;
-        for &(link, coef) in &flow.links {
-            self.link_bytes[link as usize] += bytes * coef;
-        }
         Moved { bytes }
     }
 
@@ -301,6 +298,16 @@ impl Network {
             }
         }
         self.scratch = scratch;
+    }
+
+    /// Books `dt_ms` of traffic on every link at its current load. Called once per network
+    /// tick: per-flow booking cost O(links of the flow) on every sync, and a reduce's fetch
+    /// loads up to one uplink per rack. Load changes between ticks (flows added or finished)
+    /// are seen at the next tick, which is close enough for a 2 s NetSat measurement.
+    pub fn book_link_bytes(&mut self, dt_ms: u64) {
+        for (bytes, used) in self.link_bytes.iter_mut().zip(&self.used) {
+            *bytes += used * dt_ms as f64;
+        }
     }
 
     /// Bytes carried per link since the previous call, then reset.

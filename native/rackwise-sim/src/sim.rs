@@ -272,6 +272,7 @@ pub struct Sim<'a> {
     net: Network,
     net_tick_at: Option<u64>,
     stale_links: Vec<(u32, u32)>,
+    last_booked_ms: u64,
     idle: Vec<u32>,
     total_pending: u64,
     users_demand: BTreeSet<(u32, u32)>,
@@ -419,6 +420,7 @@ impl<'a> Sim<'a> {
             net: Network::new(caps),
             net_tick_at: None,
             stale_links: Vec::new(),
+            last_booked_ms: 0,
             idle: Vec::new(),
             total_pending: 0,
             users_demand: BTreeSet::new(),
@@ -1391,12 +1393,14 @@ impl<'a> Sim<'a> {
 
     fn add_flow(&mut self, bytes: f64, links: Vec<(LinkId, f64)>, tag: u64) -> Option<FlowId> {
         let f = self.net.add(self.now, bytes, links, tag);
-        self.schedule_flow_done(f);
+        // The tick first: a completion is only scheduled up to the next tick, and without one
+        // a flow on a sliver of leftover capacity would be scheduled near the end of time.
         if self.net_tick_at.is_none() {
             let at = (self.now / NET_TICK_MS + 1) * NET_TICK_MS;
             self.net_tick_at = Some(at);
             self.push(at, Ev::NetTick);
         }
+        self.schedule_flow_done(f);
         Some(f)
     }
 
@@ -1409,7 +1413,9 @@ impl<'a> Sim<'a> {
         let at = flow
             .updated_ms
             .saturating_add((flow.remaining / flow.rate).ceil() as u64);
-        let next_tick = self.net_tick_at.unwrap_or(u64::MAX);
+        let Some(next_tick) = self.net_tick_at else {
+            return;
+        };
         if at <= next_tick {
             let generation = flow.generation;
             self.push(at.max(self.now), Ev::FlowDone(f as u32, generation));
@@ -1482,18 +1488,26 @@ impl<'a> Sim<'a> {
     }
 
     fn net_tick(&mut self) {
-        self.net_tick_at = None;
+        // The next tick is known before any flow completes here: a flow started by a
+        // completion handler must neither start a second tick chain nor see "no next tick".
+        let next = self.now + NET_TICK_MS;
+        self.net_tick_at = Some(next);
+        let dt = self.now - self.last_booked_ms.min(self.now);
+        self.net.book_link_bytes(dt.min(NET_TICK_MS));
+        self.last_booked_ms = self.now;
         for f in self.net.live_ids() {
+            if !self.net.is_live(f) {
+                continue;
+            }
             self.sync_flow(f);
             if self.net.flow(f).remaining <= 0.0 {
                 self.complete_flow(f);
             }
         }
         if self.net.live_flows() == 0 {
+            self.net_tick_at = None;
             return;
         }
-        let next = self.now + NET_TICK_MS;
-        self.net_tick_at = Some(next);
         self.push(next, Ev::NetTick);
         for (j, r) in std::mem::take(&mut self.stale_links) {
             let Some(task) = self.jobs[j as usize].reduces.get_mut(r as usize) else {
