@@ -27,6 +27,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler
  *   <li>{@code rackwise.compare.schedulers}: comma list of {@code rackwise}, {@code stock}
  *       (default {@code rackwise,stock}; order = run order)</li>
  *   <li>{@code rackwise.compare.racks}, {@code rackwise.compare.nodesPerRack} (2, 2)</li>
+ *   <li>{@code rackwise.compare.hdfs}: {@code false} runs on the local file system (no
+ *       split locality) instead of a DataNode per node (default {@code true})</li>
  *   <li>{@code rackwise.mix.*}: job sizes, see {@link JobMix.Settings#fromSystemProperties}</li>
  *   <li>{@code rackwise.compare.conf.<key>=<value>}: extra cluster configuration for every
  *       run, e.g. {@code -Drackwise.compare.conf.yarn.scheduler.fair.assignmultiple=true}</li>
@@ -77,6 +79,7 @@ public final class CompareRunner {
   public static boolean run(PrintStream out) throws Exception {
     int racks = Integer.getInteger("rackwise.compare.racks", 2);
     int nodesPerRack = Integer.getInteger("rackwise.compare.nodesPerRack", 2);
+    boolean hdfs = Boolean.parseBoolean(System.getProperty("rackwise.compare.hdfs", "true"));
     JobMix.Settings mix = JobMix.Settings.fromSystemProperties();
     Map<String, String> extra = new TreeMap<>();
     System.getProperties().stringPropertyNames().stream()
@@ -89,7 +92,8 @@ public final class CompareRunner {
       variants.add(Variant.of(name));
     }
 
-    out.printf("Rackwise compare: %d racks x %d nodes, %s%n", racks, nodesPerRack, mix);
+    out.printf("Rackwise compare: %d racks x %d nodes, %s, %s%n", racks, nodesPerRack,
+        hdfs ? "HDFS" : "local file system", mix);
     if (!extra.isEmpty()) {
       out.println("extra configuration: " + extra);
     }
@@ -100,6 +104,7 @@ public final class CompareRunner {
       try (MultiRackCluster cluster = MultiRackCluster.builder("compare-" + v.label)
           .racks(racks)
           .nodesPerRack(nodesPerRack)
+          .hdfs(hdfs)
           .schedulerClass(v.schedulerClass)
           .allocationResource(v.allocationResource)
           .setAll(v.conf)
@@ -110,6 +115,9 @@ public final class CompareRunner {
         for (JobResult r : results) {
           out.printf("  %-9s %s in %.1f s (%s)%n", r.name(), r.succeeded() ? "ok" : "FAILED",
               r.wallMillis() / 1000.0, r.jobId());
+          if (!r.succeeded()) {
+            out.println("            " + r.diagnostics());
+          }
         }
         printSchedulerMetrics(out, cluster.scheduler());
         byVariant.put(v.label, results);

@@ -149,6 +149,15 @@ public final class ExampleJobs {
       throws Exception {
     Configuration conf = jobConf(queue);
     conf.setInt(MRJobConfig.NUM_REDUCES, reduces);
+    if (!cluster.hasHdfs()) {
+      // TeraSort's TotalOrderPartitioner opens the relative path "_partition.lst" (a cache
+      // symlink in the task's directory) through FileSystem.getLocal. When the default file
+      // system is the local one, that cached instance has had its working directory set to
+      // the job's (the submitting client's) directory, so the file is looked for there and
+      // every map fails. The simple partitioner needs no file; TeraGen keys are uniform, so
+      // it splits them as evenly.
+      conf.setBoolean("mapreduce.terasort.simplepartitioner", true);
+    }
     String tag = tag(conf);
     cluster.fileSystem().delete(output, true);
     long start = System.nanoTime();
@@ -181,7 +190,8 @@ public final class ExampleJobs {
       throws IOException, InterruptedException {
     ApplicationReport app = findApp(conf, tag);
     if (app == null) {
-      return new JobResult(label, null, false, wall, -1, Map.of(), List.of(), List.of(), -1);
+      return new JobResult(label, null, false, wall, -1, Map.of(), List.of(), List.of(), -1,
+          "no application with tag " + tag + " reached the ResourceManager");
     }
     JobID jobId = TypeConverter.fromYarn(app.getApplicationId());
     long appMillis = app.getFinishTime() > 0 ? app.getFinishTime() - app.getStartTime() : -1;
@@ -190,9 +200,12 @@ public final class ExampleJobs {
       Job job = client.getJob(jobId);
       if (job == null) {
         return new JobResult(label, jobId.toString(), false, wall, appMillis, Map.of(),
-            List.of(), List.of(), -1);
+            List.of(), List.of(), -1, app.getDiagnostics());
       }
-      boolean succeeded = ok && job.getStatus().getState() == JobStatus.State.SUCCEEDED;
+      JobStatus status = job.getStatus();
+      boolean succeeded = ok && status.getState() == JobStatus.State.SUCCEEDED;
+      String diagnostics = succeeded ? ""
+          : String.join(" | ", nonEmpty(status.getFailureInfo(), app.getDiagnostics()));
       Map<String, Long> counters = new TreeMap<>();
       Counters all = job.getCounters();
       if (all != null) {
@@ -208,10 +221,20 @@ public final class ExampleJobs {
           ? mapHosts : reduceHosts).add(host));
       long crossRack = crossRackEstimate(job, hosts, reduceHosts);
       return new JobResult(label, jobId.toString(), succeeded, wall, appMillis, counters,
-          mapHosts, reduceHosts, crossRack);
+          mapHosts, reduceHosts, crossRack, diagnostics);
     } finally {
       client.close();
     }
+  }
+
+  private static List<String> nonEmpty(String... texts) {
+    List<String> out = new ArrayList<>();
+    for (String t : texts) {
+      if (t != null && !t.isBlank()) {
+        out.add(t.strip());
+      }
+    }
+    return out;
   }
 
   private static ApplicationReport findApp(Configuration conf, String tag)

@@ -18,10 +18,12 @@ import java.util.Map;
  * @param crossRackShuffleEstimate bytes of map output that had to cross racks, estimated as
  *                    each map's materialized output times the share of reduces on another
  *                    rack (exact for evenly filled partitions); -1 when unknown
+ * @param diagnostics why the job failed (job failure info and YARN diagnostics), empty on
+ *                    success
  */
 public record JobResult(String name, String jobId, boolean succeeded, long wallMillis,
     long appMillis, Map<String, Long> counters, List<String> mapHosts, List<String> reduceHosts,
-    long crossRackShuffleEstimate) {
+    long crossRackShuffleEstimate, String diagnostics) {
 
   /** A counter value, 0 if the job did not report it. */
   public long counter(Enum<?> key) {
