@@ -120,17 +120,31 @@ abstract class AbstractJobsIT {
     assertShuffled(s);
   }
 
+  /**
+   * Whether the jobs' tasks must have run on every rack. True for stock FairScheduler, which
+   * spreads them; a network-aware policy may keep a job on one rack on purpose.
+   */
+  boolean expectTasksOnEveryRack() {
+    return true;
+  }
+
   @Test
   @Order(4)
-  void tasksRanOnBothRacks() {
+  void tasksRanOnTheLoopbackNodes() {
     Set<String> racks = new TreeSet<>();
     for (JobResult r : results) {
       r.mapHosts().forEach(h -> racks.add(String.valueOf(cluster.rackOf(h))));
       r.reduceHosts().forEach(h -> racks.add(String.valueOf(cluster.rackOf(h))));
     }
     assertFalse(results.isEmpty(), "no job ran");
-    assertEquals(new TreeSet<>(cluster.expectedRacks().values()), racks,
-        "racks that ran tasks; results: " + results);
+    // Every attempt ran on one of our NodeManagers (its host maps to a rack), so containers,
+    // shuffle and completion events all work across the 127.0.r.n addresses.
+    assertTrue(cluster.expectedRacks().values().containsAll(racks),
+        "task hosts outside the cluster: " + racks + "; results: " + results);
+    if (expectTasksOnEveryRack()) {
+      assertEquals(new TreeSet<>(cluster.expectedRacks().values()), racks,
+          "racks that ran tasks; results: " + results);
+    }
   }
 
   @Test
