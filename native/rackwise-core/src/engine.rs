@@ -5,7 +5,9 @@ use crate::netsat::NetSat;
 use crate::policy::nas::NasState;
 use crate::policy::{self, Offer, RelaxedSkips};
 use crate::predictor::LearnedHistory;
-use crate::protocol::{Diagnostics, EngineConfig, OfferRequest, OfferResponse};
+use crate::protocol::{
+    Diagnostics, EngineConfig, Event, LearnedRatio, NodeOffer, OfferRequest, OfferResponse,
+};
 use crate::settings::Settings;
 use crate::state::ClusterState;
 use serde::de::DeserializeOwned;
@@ -63,31 +65,80 @@ impl Engine {
                 .apply(event, request.now_ms, &self.settings, &mut learned);
             self.nas.observe(event, &self.state);
         }
-        let Some(node) = self.state.nodes.get_mut(&request.node.node) else {
+        self.decide(request.now_ms, &request.node, learned)
+    }
+
+    /// [`Engine::offer`] for a request the caller gives away: the same response, but the
+    /// events are moved into the state instead of cloned (an ask table carries one map entry
+    /// per host holding a pending split, and is re-sent after every allocation).
+    pub fn offer_owned(&mut self, request: OfferRequest) -> OfferResponse {
+        let OfferRequest {
+            now_ms,
+            events,
+            node,
+        } = request;
+        let mut learned = Vec::new();
+        for event in events {
+            match event {
+                Event::Asks { app, asks } => {
+                    self.state.apply_owned(
+                        Event::Asks {
+                            app: app.clone(),
+                            asks,
+                        },
+                        now_ms,
+                        &self.settings,
+                        &mut learned,
+                    );
+                    // NAS observes allocations and removals, never an ask table: it sees the
+                    // event without the asks that were moved into the state.
+                    let seen = Event::Asks {
+                        app,
+                        asks: Vec::new(),
+                    };
+                    self.nas.observe(&seen, &self.state);
+                }
+                other => {
+                    self.state
+                        .apply(&other, now_ms, &self.settings, &mut learned);
+                    self.nas.observe(&other, &self.state);
+                }
+            }
+        }
+        self.decide(now_ms, &node, learned)
+    }
+
+    fn decide(
+        &mut self,
+        now_ms: u64,
+        offered: &NodeOffer,
+        learned: Vec<LearnedRatio>,
+    ) -> OfferResponse {
+        let Some(node) = self.state.nodes.get_mut(&offered.node) else {
             log::warn!(
                 "offer for unknown node {}: left to FairScheduler",
-                request.node.node.0
+                offered.node.0
             );
             return OfferResponse {
                 learned,
                 ..OfferResponse::default()
             };
         };
-        node.unallocated = request.node.unallocated;
-        node.utilization = request.node.utilization;
-        let node = &self.state.nodes[&request.node.node];
+        node.unallocated = offered.unallocated;
+        node.utilization = offered.utilization;
+        let node = &self.state.nodes[&offered.node];
 
         let rack_utilization =
             self.netsat
-                .utilization(&node.rack, &self.state, &self.settings, request.now_ms);
+                .utilization(&node.rack, &self.state, &self.settings, now_ms);
         let rack_saturated = rack_utilization > self.settings.netsat.threshold;
         let offer = Offer {
-            node_id: &request.node.node,
+            node_id: &offered.node,
             node,
             host: &node.host,
             rack: &node.rack,
             rack_saturated,
-            now_ms: request.now_ms,
+            now_ms,
         };
         let (plan, starved) = policy::plan(
             &self.state,

@@ -11,7 +11,7 @@ use crate::protocol::{
     TaskKind, Utilization,
 };
 use crate::settings::{PolicyKind, QueuePolicy, Settings};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -213,6 +213,8 @@ pub struct ClusterState {
     pub apps: BTreeMap<AppId, App>,
     /// Running containers of the apps we know.
     pub containers: BTreeMap<ContainerId, Container>,
+    /// The keys of `containers` by app, so removing an app does not scan every container.
+    containers_by_app: BTreeMap<AppId, BTreeSet<ContainerId>>,
     pub measured_rack_load: BTreeMap<RackName, MeasuredLoad>,
     pub measured_host_load: BTreeMap<String, MeasuredLoad>,
     pub history: LearnedHistory,
@@ -315,27 +317,14 @@ impl ClusterState {
                 );
             }
             Event::AppRemoved { app } => self.remove_app(app, learned),
-            Event::Asks { app, asks } => {
-                let preferred_by_others = self.racks_preferred_by_jobs_other_than(app);
-                let Some(known) = self.apps.get_mut(app) else {
-                    log::debug!("asks for unknown app {} ignored", app.0);
-                    return;
-                };
-                known.asks = asks
-                    .iter()
+            Event::Asks { app, asks } => self.apply_asks(
+                app,
+                asks.iter()
                     .filter(|ask| ask.any > 0)
-                    .map(|ask| (ask.priority, ask.clone()))
-                    .collect();
-                if known.pending_tasks() == 0 {
-                    known.waiting_since_ms = None;
-                } else if known.waiting_since_ms.is_none() {
-                    known.waiting_since_ms = Some(now_ms);
-                }
-                let policy = settings.queue_policy(&known.queue);
-                if known.is_mapreduce && policy.kind == PolicyKind::ShuffleWatcher {
-                    known.shuffle_watch(&policy, &preferred_by_others);
-                }
-            }
+                    .map(|ask| (ask.priority, ask.clone())),
+                now_ms,
+                settings,
+            ),
             Event::ContainerAllocated {
                 app,
                 container,
@@ -365,7 +354,11 @@ impl ClusterState {
                     // The app got a task: its wait (and so its starvation clock) restarts.
                     known.waiting_since_ms = Some(*time_ms);
                 }
-                self.containers.insert(
+                self.containers_by_app
+                    .entry(app.clone())
+                    .or_default()
+                    .insert(container.clone());
+                if let Some(replaced) = self.containers.insert(
                     container.clone(),
                     Container {
                         app: app.clone(),
@@ -375,12 +368,17 @@ impl ClusterState {
                         locality: *locality,
                         start_ms: *time_ms,
                     },
-                );
+                ) {
+                    if replaced.app != *app {
+                        self.unindex(&replaced.app, container);
+                    }
+                }
             }
             Event::ContainerFinished { container, .. } => {
                 let Some(finished) = self.containers.remove(container) else {
                     return;
                 };
+                self.unindex(&finished.app, container);
                 let Some(known) = self.apps.get_mut(&finished.app) else {
                     return;
                 };
@@ -436,11 +434,70 @@ impl ClusterState {
         }
     }
 
+    /// Applies one event given by value, with the same effect as [`ClusterState::apply`]. An
+    /// ask table is moved into the state instead of cloned; every other event goes to `apply`.
+    pub fn apply_owned(
+        &mut self,
+        event: Event,
+        now_ms: u64,
+        settings: &Settings,
+        learned: &mut Vec<LearnedRatio>,
+    ) {
+        match event {
+            Event::Asks { app, asks } => self.apply_asks(
+                &app,
+                asks.into_iter()
+                    .filter(|ask| ask.any > 0)
+                    .map(|ask| (ask.priority, ask)),
+                now_ms,
+                settings,
+            ),
+            other => self.apply(&other, now_ms, settings, learned),
+        }
+    }
+
+    /// An app's whole ask table, replacing the previous one (`asks` holds only asks with
+    /// `any > 0`).
+    fn apply_asks(
+        &mut self,
+        app: &AppId,
+        asks: impl Iterator<Item = (Priority, Ask)>,
+        now_ms: u64,
+        settings: &Settings,
+    ) {
+        let preferred_by_others = self.racks_preferred_by_jobs_other_than(app);
+        let Some(known) = self.apps.get_mut(app) else {
+            log::debug!("asks for unknown app {} ignored", app.0);
+            return;
+        };
+        known.asks = asks.collect();
+        if known.pending_tasks() == 0 {
+            known.waiting_since_ms = None;
+        } else if known.waiting_since_ms.is_none() {
+            known.waiting_since_ms = Some(now_ms);
+        }
+        let policy = settings.queue_policy(&known.queue);
+        if known.is_mapreduce && policy.kind == PolicyKind::ShuffleWatcher {
+            known.shuffle_watch(&policy, &preferred_by_others);
+        }
+    }
+
+    fn unindex(&mut self, app: &AppId, container: &ContainerId) {
+        if let Some(set) = self.containers_by_app.get_mut(app) {
+            set.remove(container);
+            if set.is_empty() {
+                self.containers_by_app.remove(app);
+            }
+        }
+    }
+
     fn remove_app(&mut self, app: &AppId, learned: &mut Vec<LearnedRatio>) {
         let Some(removed) = self.apps.remove(app) else {
             return;
         };
-        self.containers.retain(|_, c| &c.app != app);
+        for container in self.containers_by_app.remove(app).unwrap_or_default() {
+            self.containers.remove(&container);
+        }
         let estimate = removed.job.estimate;
         if removed.is_mapreduce && estimate.source == crate::predictor::RatioSource::Counters {
             learned.push(self.history.learn(&removed.name, estimate.ratio));

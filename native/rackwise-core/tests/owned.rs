@@ -1,0 +1,154 @@
+//! `Engine::offer_owned` is `Engine::offer` without the clones: the same events through both
+//! give the same responses and the same cluster state, including removing an app's running
+//! containers (indexed by app) when the app goes.
+
+mod common;
+
+use common::{host, node, queue};
+use rackwise_core::protocol::*;
+use rackwise_core::Engine;
+use std::collections::BTreeMap;
+
+fn engine() -> Engine {
+    let config = EngineConfig {
+        settings: BTreeMap::new(),
+        queues: vec![
+            queue("root.sw", &[("policy", "shufflewatcher")]),
+            queue("root.nas", &[("policy", "nas")]),
+        ],
+        learned: vec![],
+        source: "test".into(),
+    };
+    Engine::new(&config).expect("valid config")
+}
+
+fn ask(priority: i32, any: u32, hosts: &[(u32, u32)]) -> Ask {
+    Ask {
+        priority: Priority(priority),
+        any,
+        resources: Resources {
+            memory_mb: 1024,
+            vcores: 1,
+        },
+        racks: hosts
+            .iter()
+            .map(|(r, _)| (RackName(format!("/r{r}")), 1))
+            .collect(),
+        hosts: hosts.iter().map(|(r, n)| (host(*r, *n), 1)).collect(),
+    }
+}
+
+fn requests() -> Vec<OfferRequest> {
+    let mut first = Vec::new();
+    for r in 1..=2 {
+        for n in 1..=3 {
+            first.push(Event::NodeAdded {
+                node: node(r, n),
+                host: host(r, n),
+                rack: RackName(format!("/r{r}")),
+                capacity: Resources {
+                    memory_mb: 8192,
+                    vcores: 8,
+                },
+            });
+        }
+    }
+    for (a, q) in [(1, "root.sw"), (2, "root.nas"), (3, "root.sw")] {
+        first.push(Event::AppAdded {
+            app: AppId(format!("app_{a}")),
+            name: format!("job {a}"),
+            user: "u".into(),
+            queue: q.into(),
+            app_type: "MAPREDUCE".into(),
+            tags: vec![],
+            submit_ms: 1_000,
+        });
+        first.push(Event::Asks {
+            app: AppId(format!("app_{a}")),
+            asks: vec![ask(0, 0, &[]), ask(20, 4, &[(1, 1), (2, 2), (1, 3)])],
+        });
+    }
+    let allocated = |app: u32, c: u32, r: u32, n: u32, p: i32| Event::ContainerAllocated {
+        app: AppId(format!("app_{app}")),
+        container: ContainerId(format!("c{c}")),
+        node: node(r, n),
+        priority: Priority(p),
+        locality: Locality::NodeLocal,
+        resources: Resources {
+            memory_mb: 1024,
+            vcores: 1,
+        },
+        time_ms: 2_000,
+    };
+    let second = vec![
+        allocated(1, 1, 1, 1, 20),
+        allocated(1, 2, 2, 2, 20),
+        allocated(2, 3, 1, 3, 20),
+        allocated(3, 4, 2, 1, 20),
+        Event::Asks {
+            app: AppId("app_1".into()),
+            asks: vec![ask(20, 2, &[(1, 3)]), ask(10, 2, &[])],
+        },
+        Event::RackLoad {
+            rack: RackName("/r1".into()),
+            utilization: 0.9,
+            time_ms: 2_000,
+        },
+    ];
+    let third = vec![
+        Event::ContainerFinished {
+            app: AppId("app_1".into()),
+            container: ContainerId("c1".into()),
+            time_ms: 3_000,
+        },
+        Event::JobStats {
+            app: AppId("app_1".into()),
+            maps_total: 4,
+            maps_completed: 1,
+            reduces_total: 2,
+            map_input_bytes: 128 << 20,
+            map_output_bytes: 256 << 20,
+        },
+        allocated(1, 5, 1, 2, 10),
+        // A container id reused by another app moves to that app.
+        allocated(3, 2, 2, 3, 20),
+        Event::AppRemoved {
+            app: AppId("app_1".into()),
+        },
+        Event::Asks {
+            app: AppId("app_9".into()),
+            asks: vec![ask(20, 1, &[(1, 1)])],
+        },
+    ];
+    [first, second, third]
+        .into_iter()
+        .enumerate()
+        .map(|(i, events)| OfferRequest {
+            now_ms: 1_000 * (i as u64 + 1),
+            events,
+            node: NodeOffer {
+                node: node(1, 1 + i as u32),
+                unallocated: Resources {
+                    memory_mb: 4096,
+                    vcores: 4,
+                },
+                utilization: None,
+            },
+        })
+        .collect()
+}
+
+#[test]
+fn offer_owned_gives_the_responses_and_state_of_offer() {
+    let (mut by_ref, mut by_value) = (engine(), engine());
+    for request in requests() {
+        let expected = by_ref.offer(&request);
+        let got = by_value.offer_owned(request);
+        assert_eq!(got, expected);
+        assert_eq!(by_value.state(), by_ref.state());
+    }
+    let state = by_value.state();
+    assert!(state.containers.values().all(|c| c.app.0 != "app_1"));
+    assert_eq!(state.containers[&ContainerId("c2".into())].app.0, "app_3");
+    assert_eq!(state.containers.len(), 3);
+}
