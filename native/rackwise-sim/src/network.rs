@@ -49,9 +49,11 @@ struct Scratch {
     sum_coef: Vec<f64>,
     frozen_use: Vec<f64>,
     on_link: Vec<Vec<FlowId>>,
-    version: Vec<u64>,
+    /// `stamp[l] == round`: link `l` was touched since its heap key was pushed.
     stamp: Vec<u64>,
     round: u64,
+    /// The level of the last saturated link.
+    water: f64,
 }
 
 impl Scratch {
@@ -62,10 +64,9 @@ impl Scratch {
         self.frozen_use.resize(links, 0.0);
         self.on_link.resize_with(links, Vec::new);
         self.on_link.iter_mut().for_each(Vec::clear);
-        self.version.clear();
-        self.version.resize(links, 0);
         self.stamp.resize(links, 0);
         self.round += 1;
+        self.water = 0.0;
     }
 }
 
@@ -248,13 +249,27 @@ impl Network {
                 heap.push(Level(cap / sum, link as LinkId, 0));
             }
         }
-        let mut touched: Vec<usize> = Vec::new();
-        while let Some(Level(level, link, v)) = heap.pop() {
+        // Lazy levels: a link's fair level never falls while flows freeze (a flow frozen at
+        // the water level λ <= the link's level ℓ leaves (ℓS - aλ)/(S - a) >= ℓ), so a heap
+        // key is a lower bound of its link's level. A popped key below the link's current
+        // level is re-pushed at that level instead of re-pushing every touched link after
+        // every saturation; the saturation order and levels are those of eager updating.
+        while let Some(Level(key, link, _)) = heap.pop() {
             let l = link as usize;
-            if v != scratch.version[l] || scratch.sum_coef[l] <= 1e-12 {
+            if scratch.sum_coef[l] <= 1e-12 {
                 continue;
             }
-            let level = level.max(0.0);
+            if scratch.stamp[l] == scratch.round {
+                let current = ((self.capacity[l] - scratch.frozen_use[l]) / scratch.sum_coef[l])
+                    .max(scratch.water);
+                if current > key {
+                    scratch.stamp[l] = 0;
+                    heap.push(Level(current, link, 0));
+                    continue;
+                }
+            }
+            let level = key.max(0.0);
+            scratch.water = key;
             let members = std::mem::take(&mut scratch.on_link[l]);
             for &id in &members {
                 let flow = self.flows[id].as_mut().expect("live flow");
@@ -269,25 +284,12 @@ impl Network {
                     let o = other as usize;
                     scratch.frozen_use[o] += coef * level;
                     scratch.sum_coef[o] -= coef;
-                    if scratch.stamp[o] != scratch.round {
-                        scratch.stamp[o] = scratch.round;
-                        touched.push(o);
-                    }
+                    scratch.stamp[o] = scratch.round;
                 }
             }
             scratch.on_link[l] = members;
             scratch.on_link[l].clear();
             scratch.sum_coef[l] = 0.0;
-            // One new level per link whose load changed, not one per (flow, link).
-            for o in touched.drain(..) {
-                scratch.version[o] += 1;
-                if o != l && scratch.sum_coef[o] > 1e-12 {
-                    let next = ((self.capacity[o] - scratch.frozen_use[o]) / scratch.sum_coef[o])
-                        .max(level);
-                    heap.push(Level(next, o as LinkId, scratch.version[o]));
-                }
-            }
-            scratch.round += 1;
         }
         self.used.copy_from_slice(&scratch.frozen_use);
         for &id in &ids {

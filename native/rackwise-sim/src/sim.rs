@@ -819,12 +819,14 @@ impl<'a> Sim<'a> {
                 utilization: None,
             },
         };
+        // By value: the core keeps the ask tables instead of cloning them (the shim's JNI layer
+        // decodes into owned values too).
         let started = Instant::now();
         let response = self
             .engine
             .as_mut()
             .expect("core policy has an engine")
-            .offer(&request);
+            .offer_owned(request);
         self.counters.core_time += started.elapsed();
         let mut plan = OfferPlan::default();
         for queue in &response.plan.queues {
