@@ -38,6 +38,9 @@ pub const NODE_LOCALITY_DELAY_MS: u64 = 5000;
 pub const RACK_LOCALITY_DELAY_MS: u64 = 5000;
 /// MapReduce `mapreduce.job.reduce.slowstart.completedmaps` default.
 pub const SLOWSTART: f64 = 0.05;
+/// MapReduce `yarn.app.mapreduce.am.job.reduce.rampup.limit` default: while maps are pending,
+/// reduces may take at most this fraction of the job's running tasks.
+pub const REDUCE_RAMPUP_LIMIT: f64 = 0.5;
 /// ShuffleWatcher's and NAS's congestion threshold: 80 % of a rack link.
 pub const CONGESTION_THRESHOLD: f64 = 0.8;
 
@@ -956,6 +959,7 @@ impl<'a> Sim<'a> {
         }
         self.fs_insert(j);
         self.mark_asks(j);
+        self.ramp_reduces(j);
         if self.engine.is_some() {
             self.core_events.push(Event::ContainerAllocated {
                 app: self.app_ids[j as usize].clone(),
@@ -983,6 +987,7 @@ impl<'a> Sim<'a> {
         self.fs_insert(j);
         self.running_containers -= 1;
         self.nodes[node as usize].free += 1;
+        self.ramp_reduces(j);
         if self.engine.is_some() {
             self.core_events.push(Event::ContainerFinished {
                 app: self.app_ids[j as usize].clone(),
@@ -991,6 +996,36 @@ impl<'a> Sim<'a> {
             });
         }
         self.wake(node);
+    }
+
+    /// The MR AM's reduce ramp-up (`RMContainerAllocator.scheduleReduces`): while maps are
+    /// still pending, the job's reduces (running and asked) stay within
+    /// `REDUCE_RAMPUP_LIMIT` of its running tasks (at least one), so reduces waiting for map
+    /// output can never hold every container its maps need; pending reduce asks beyond the
+    /// limit are withdrawn (ramp-down). Once every map is placed, all reduces are asked.
+    fn ramp_reduces(&mut self, j: u32) {
+        let job = &self.jobs[j as usize];
+        if !job.reduces_requested || job.phase == JobPhase::Done {
+            return;
+        }
+        let started = job.reduces.len() as u32;
+        let unstarted = job.reduces_total - started;
+        let pending = if job.pending_maps == 0 {
+            unstarted
+        } else {
+            // Running tasks: every container of the job but its AM.
+            let running_reduces = started - job.reduces_done;
+            let running_tasks = job.running.saturating_sub(1);
+            let cap = ((REDUCE_RAMPUP_LIMIT * running_tasks as f64) as u32).max(1);
+            cap.saturating_sub(running_reduces).min(unstarted)
+        };
+        if pending == job.pending_reduces {
+            return;
+        }
+        self.fs_remove(j);
+        self.jobs[j as usize].pending_reduces = pending;
+        self.fs_insert(j);
+        self.mark_asks(j);
     }
 
     /// The MR AM's choice of which map runs in a container: one with data on the node, else on
@@ -1202,12 +1237,8 @@ impl<'a> Sim<'a> {
             && !job.reduces_requested
             && done as f64 >= SLOWSTART * total as f64
         {
-            self.fs_remove(j);
-            let job = &mut self.jobs[j as usize];
-            job.reduces_requested = true;
-            job.pending_reduces = job.reduces_total;
-            self.fs_insert(j);
-            self.mark_asks(j);
+            self.jobs[j as usize].reduces_requested = true;
+            self.ramp_reduces(j);
         }
         if done == total {
             let job = &self.jobs[j as usize];

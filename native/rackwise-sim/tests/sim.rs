@@ -230,3 +230,28 @@ fn swim_shapes_follow_the_documented_rule() {
     );
     assert_eq!(jobs[1].user, 1, "round-robin users");
 }
+
+/// The MR AM's reduce ramp-up: a job with more reduces than the cluster has containers, whose
+/// reduces would otherwise be asked at slow-start and fill every container while its maps
+/// wait (a deadlock), finishes under every policy.
+#[test]
+fn reduces_never_starve_their_own_maps() {
+    let cluster = tiny_cluster();
+    let jobs = vec![job(0, 20 * 64 * MIB, 40 * MIB, MIB, 20, 8)];
+    for policy in ["fair", "delay", "fifo", "shufflewatcher", "nas"] {
+        let (metrics, _, _) = run_policy(
+            &cluster,
+            &jobs,
+            policy,
+            &SimOptions::default(),
+            &mut |_, _| {},
+        )
+        .expect("policy runs");
+        assert_eq!(metrics.jobs, 1, "{policy}");
+        assert!(
+            metrics.makespan_s < 3600.0,
+            "{policy}: {}",
+            metrics.makespan_s
+        );
+    }
+}
