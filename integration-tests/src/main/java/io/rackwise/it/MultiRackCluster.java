@@ -493,6 +493,12 @@ public final class MultiRackCluster implements AutoCloseable {
           false);
       conf.setBoolean("yarn.nodemanager.disk-health-checker.disk-free-space-threshold.enabled",
           false);
+      // A container handed to an AM but never reported running by its NM expires after
+      // this long and its ask is re-issued (default 10 min). The one case that matters
+      // here: FairScheduler can fill an AM's ask between recording it and returning from
+      // the same allocate() call, and the RM then drops that AM container; expiry is how
+      // YARN recovers. 60 s is far above any launch time seen on a loaded 2-core box.
+      conf.setInt(YarnConfiguration.RM_CONTAINER_ALLOC_EXPIRY_INTERVAL_MS, 60_000);
       // Keep container directories (launch scripts) until shutdown, for launchScripts().
       conf.setInt(YarnConfiguration.DEBUG_NM_DELETE_DELAY_SEC, 3600);
 

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * The job checks both schedulers must pass: a 2-rack x 2-node cluster with HDFS runs
@@ -34,6 +36,8 @@ import org.junit.jupiter.api.TestMethodOrder;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+// Generous (a job takes 20-75 s here) but finite: a stuck job fails its test, not the build.
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
 abstract class AbstractJobsIT {
   static final int RACKS = 2;
   static final int NODES_PER_RACK = 2;
