@@ -35,9 +35,8 @@ pub fn estimate_traffic(
     now_ms: u64,
 ) -> BTreeMap<RackName, RackTraffic> {
     let mut racks: BTreeMap<RackName, RackTraffic> = state
-        .nodes
-        .values()
-        .map(|node| (node.rack.clone(), RackTraffic::default()))
+        .racks()
+        .map(|rack| (rack.clone(), RackTraffic::default()))
         .collect();
     let fetch_mbps = settings.netsat.fetch_mbps;
     for container in state.containers.values() {
@@ -113,24 +112,23 @@ impl NetSat {
     fn sample(&mut self, state: &ClusterState, settings: &Settings, now_ms: u64) {
         self.last_sample_ms = Some(now_ms);
         let mut model: Option<BTreeMap<RackName, RackTraffic>> = None;
-        let racks: BTreeSet<RackName> = state.nodes.values().map(|n| n.rack.clone()).collect();
-        for rack in racks {
+        for rack in state.racks() {
             let measured = match settings.netsat.source {
-                LoadSource::Feed => self.measured(&rack, state, settings, now_ms),
+                LoadSource::Feed => self.measured(rack, state, settings, now_ms),
                 LoadSource::Model => None,
             };
             let raw = measured.unwrap_or_else(|| {
                 let traffic =
                     model.get_or_insert_with(|| estimate_traffic(state, settings, now_ms));
-                let load = traffic.get(&rack).copied().unwrap_or_default();
-                load.inbound_mbps.max(load.outbound_mbps) / settings.netsat.uplink_mbps(&rack)
+                let load = traffic.get(rack).copied().unwrap_or_default();
+                load.inbound_mbps.max(load.outbound_mbps) / settings.netsat.uplink_mbps(rack)
             });
             let alpha = settings.netsat.smoothing;
-            let smoothed = match self.smoothed.get(&rack) {
+            let smoothed = match self.smoothed.get(rack) {
                 Some(previous) => alpha * raw + (1.0 - alpha) * previous,
                 None => raw,
             };
-            self.smoothed.insert(rack, smoothed);
+            self.smoothed.insert(rack.clone(), smoothed);
         }
     }
 

@@ -209,7 +209,11 @@ pub struct MeasuredLoad {
 
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClusterState {
+    /// Known nodes. Only `apply` adds, removes or re-racks them, which keeps `nodes_per_rack`
+    /// true; callers may update a node's free resources and utilization in place.
     pub nodes: BTreeMap<NodeId, Node>,
+    /// How many nodes each rack has: the set of racks without a scan of every node per offer.
+    nodes_per_rack: BTreeMap<RackName, u32>,
     pub apps: BTreeMap<AppId, App>,
     /// Running containers of the apps we know.
     pub containers: BTreeMap<ContainerId, Container>,
@@ -244,10 +248,24 @@ impl ClusterState {
 
     /// Distinct racks that have at least one node.
     pub fn rack_count(&self) -> usize {
-        let mut racks: Vec<&RackName> = self.nodes.values().map(|n| &n.rack).collect();
-        racks.sort();
-        racks.dedup();
-        racks.len()
+        self.nodes_per_rack.len()
+    }
+
+    /// The racks that have at least one node, in order.
+    pub fn racks(&self) -> impl Iterator<Item = &RackName> {
+        self.nodes_per_rack.keys()
+    }
+
+    /// Keeps `nodes_per_rack` in step with a node joining or leaving a rack.
+    fn count_node(&mut self, rack: &RackName, joined: bool) {
+        if joined {
+            *self.nodes_per_rack.entry(rack.clone()).or_insert(0) += 1;
+        } else if let Some(count) = self.nodes_per_rack.get_mut(rack) {
+            *count -= 1;
+            if *count == 0 {
+                self.nodes_per_rack.remove(rack);
+            }
+        }
     }
 
     /// Applies one event. Ratios learned from a finished job are appended to `learned` for
@@ -266,10 +284,15 @@ impl ClusterState {
                 rack,
                 capacity,
             } => {
-                let unallocated = self
+                let known = self
                     .nodes
                     .get(node)
-                    .map_or(*capacity, |known| known.unallocated);
+                    .map(|n| (n.unallocated, n.rack.clone()));
+                let unallocated = known.as_ref().map_or(*capacity, |(free, _)| *free);
+                if let Some((_, old_rack)) = known {
+                    self.count_node(&old_rack, false);
+                }
+                self.count_node(rack, true);
                 self.nodes.insert(
                     node.clone(),
                     Node {
@@ -282,7 +305,9 @@ impl ClusterState {
                 );
             }
             Event::NodeRemoved { node } => {
-                self.nodes.remove(node);
+                if let Some(removed) = self.nodes.remove(node) {
+                    self.count_node(&removed.rack, false);
+                }
             }
             Event::AppAdded {
                 app,

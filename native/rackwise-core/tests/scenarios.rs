@@ -417,3 +417,26 @@ fn an_unknown_load_source_is_refused() {
         other => panic!("expected a config error, got {:?}", other.err()),
     }
 }
+
+#[test]
+fn the_rack_set_follows_nodes_joining_moving_and_leaving() {
+    let mut env = TestEnv::new(2, 2, &[]);
+    env.offer(1, 1);
+    assert_eq!(env.engine.state().rack_count(), 2);
+    // r2n1 re-registers on rack 3, then both rack-2 nodes leave: rack 2 is gone.
+    env.pending.push(Event::NodeAdded {
+        node: node(2, 1),
+        host: host(2, 1),
+        rack: rack(3),
+        capacity: Resources {
+            memory_mb: 8192,
+            vcores: 8,
+        },
+    });
+    env.offer(1, 1);
+    assert_eq!(env.engine.state().rack_count(), 3);
+    env.pending.push(Event::NodeRemoved { node: node(2, 2) });
+    env.offer(1, 1);
+    let racks: Vec<&str> = env.engine.state().racks().map(|r| r.0.as_str()).collect();
+    assert_eq!(racks, ["/r1", "/r3"]);
+}
