@@ -174,6 +174,26 @@ impl App {
                     self.job.estimate.ratio,
                     preferred_by_others,
                 );
+                // Once per job: the one place an operator can see why its maps cluster.
+                if let Some(choice) = &self.job.samp {
+                    log::info!(
+                        "job '{}' (queue {}): SAMP prefers racks {} for its {} maps \
+                         (splits per rack {:?}, racks other jobs prefer {:?}), \
+                         tentative reduce shares {}",
+                        self.name,
+                        self.queue,
+                        choice
+                            .preferred
+                            .iter()
+                            .map(|r| r.0.as_str())
+                            .collect::<Vec<_>>()
+                            .join(","),
+                        maps.any,
+                        maps.racks,
+                        preferred_by_others,
+                        format_shares(&choice.tentative_shares)
+                    );
+                }
             }
         }
         let pending_reduces = self.pending(TaskKind::Reduce);
@@ -182,8 +202,28 @@ impl App {
             let known_maps = self.job.known_maps(self.pending(TaskKind::Map));
             self.job.reduce_shares =
                 sarp::reduce_shares(&self.job, known_maps, policy.map_completion_threshold);
+            log::info!(
+                "job '{}' (queue {}): SARP reduce shares {} ({} of {} maps finished)",
+                self.name,
+                self.queue,
+                self.job
+                    .reduce_shares
+                    .as_ref()
+                    .map_or_else(|| "none".to_string(), format_shares),
+                self.job.finished_maps(),
+                known_maps
+            );
         }
     }
+}
+
+/// `rack=share` pairs for log lines, e.g. `/rack1=0.75,/rack2=0.25`.
+fn format_shares(shares: &BTreeMap<RackName, f64>) -> String {
+    shares
+        .iter()
+        .map(|(rack, share)| format!("{}={share:.2}", rack.0))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 /// The priority of a MapReduce job's ordinary map asks, the ones carrying split locations.
