@@ -6,7 +6,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -18,7 +17,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler
 
 /**
  * The "main job" runner: the same {@link JobMix} on a fresh multi-rack cluster per scheduler,
- * then per-job wall times and shuffle figures side by side.
+ * then per-job wall times and shuffle figures side by side. By default it runs {@link
+ * Setup#shuffleComparison()}, the setting {@code CrossRackShuffleIT} asserts on.
  *
  * <p>Launched by {@code mvn -B -pl integration-tests -am -Pcompare -DskipTests verify} (see
  * docs/minicluster.md). Knobs are system properties, forwarded by the profile from the Maven
@@ -27,9 +27,11 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler
  *   <li>{@code rackwise.compare.schedulers}: comma list of {@code rackwise}, {@code stock}
  *       (default {@code rackwise,stock}; order = run order)</li>
  *   <li>{@code rackwise.compare.racks}, {@code rackwise.compare.nodesPerRack} (2, 2)</li>
+ *   <li>{@code rackwise.compare.nmMemoryMb}: memory each NodeManager offers (2048, i.e. four
+ *       512 MB task containers)</li>
  *   <li>{@code rackwise.compare.hdfs}: {@code false} runs on the local file system (no
  *       split locality) instead of a DataNode per node (default {@code true})</li>
- *   <li>{@code rackwise.mix.*}: job sizes, see {@link JobMix.Settings#fromSystemProperties}</li>
+ *   <li>{@code rackwise.mix.*}: job sizes and order, see {@link JobMix.Settings}</li>
  *   <li>{@code rackwise.compare.conf.<key>=<value>}: extra cluster configuration for every
  *       run, e.g. {@code -Drackwise.compare.conf.yarn.scheduler.fair.assignmultiple=true}</li>
  * </ul>
@@ -60,13 +62,71 @@ public final class CompareRunner {
     }
   }
 
+  /**
+   * Cluster shape, job mix and extra configuration, the same for every scheduler compared.
+   *
+   * @param nmMemoryMb memory each NodeManager offers (2048 = four 512 MB task containers)
+   * @param extraConf  cluster settings on top of the harness's, e.g.
+   *                   {@code yarn.scheduler.fair.assignmultiple=true}
+   */
+  public record Setup(int racks, int nodesPerRack, int nmMemoryMb, boolean hdfs,
+      JobMix.Settings mix, Map<String, String> extraConf) {
+
+    /**
+     * ShuffleWatcher's setting in miniature, the runner's default: {@link
+     * JobMix.Settings#shuffleComparison()} on 2 racks x 2 nodes of four 512 MB containers, so
+     * that a rack one job prefers is taken by the other job's work rather than left idle.
+     *
+     * <p>The starvation guard is raised from 30 s to 180 s (still under MapReduce's 300 s
+     * reducer preemption). On a 2-core machine running a dozen task JVMs, a task takes
+     * 20-40 s, so a job routinely waits 30 s for any container at all; with the default the
+     * guard lifted every preference over a hundred times in one measured run, and Rackwise
+     * placed like FairScheduler.
+     */
+    public static Setup shuffleComparison() {
+      return new Setup(2, 2, 2048, true, JobMix.Settings.shuffleComparison(),
+          Map.of("yarn.scheduler.rackwise.starvation-guard-ms", "180000"));
+    }
+
+    /** {@link #shuffleComparison()} overridden by the system properties on the class. */
+    public static Setup fromSystemProperties() {
+      Setup base = shuffleComparison();
+      Map<String, String> extra = new TreeMap<>(base.extraConf());
+      System.getProperties().stringPropertyNames().stream()
+          .filter(k -> k.startsWith(CONF_PREFIX))
+          .forEach(k -> extra.put(k.substring(CONF_PREFIX.length()), System.getProperty(k)));
+      return new Setup(
+          Integer.getInteger("rackwise.compare.racks", base.racks()),
+          Integer.getInteger("rackwise.compare.nodesPerRack", base.nodesPerRack()),
+          Integer.getInteger("rackwise.compare.nmMemoryMb", base.nmMemoryMb()),
+          Boolean.parseBoolean(System.getProperty("rackwise.compare.hdfs",
+              Boolean.toString(base.hdfs()))),
+          JobMix.Settings.fromSystemProperties(base.mix()),
+          extra);
+    }
+  }
+
+  /**
+   * What one scheduler did with the mix.
+   *
+   * @param rackwiseMetrics the scheduler's Rackwise counters by name (e.g. {@code
+   *                        FallbackOffers}), read before the cluster stopped; empty for stock
+   *                        FairScheduler
+   */
+  public record Run(String label, List<JobResult> results, Map<String, Object> rackwiseMetrics) {
+  }
+
   private CompareRunner() {
   }
 
   public static void main(String[] args) throws Exception {
     int status;
     try {
-      status = run(System.out) ? 0 : 1;
+      List<String> schedulers = List.of(
+          System.getProperty("rackwise.compare.schedulers", "rackwise,stock").split(","));
+      List<Run> runs = compare(Setup.fromSystemProperties(), schedulers, System.out);
+      status = runs.stream().flatMap(r -> r.results().stream()).allMatch(JobResult::succeeded)
+          ? 0 : 1;
     } catch (Throwable t) {
       t.printStackTrace();
       status = 2;
@@ -75,43 +135,36 @@ public final class CompareRunner {
     System.exit(status);
   }
 
-  /** Runs every variant and prints the comparison; true if all jobs succeeded. */
-  public static boolean run(PrintStream out) throws Exception {
-    int racks = Integer.getInteger("rackwise.compare.racks", 2);
-    int nodesPerRack = Integer.getInteger("rackwise.compare.nodesPerRack", 2);
-    boolean hdfs = Boolean.parseBoolean(System.getProperty("rackwise.compare.hdfs", "true"));
-    JobMix.Settings mix = JobMix.Settings.fromSystemProperties();
-    Map<String, String> extra = new TreeMap<>();
-    System.getProperties().stringPropertyNames().stream()
-        .filter(k -> k.startsWith(CONF_PREFIX))
-        .forEach(k -> extra.put(k.substring(CONF_PREFIX.length()), System.getProperty(k)));
-
-    List<Variant> variants = new ArrayList<>();
-    for (String name : System.getProperty("rackwise.compare.schedulers", "rackwise,stock")
-        .split(",")) {
-      variants.add(Variant.of(name));
+  /**
+   * Runs the mix on a fresh cluster per scheduler ({@code rackwise}, {@code stock}, in the
+   * given order), prints each run and then the side-by-side table, and writes the table to
+   * {@code target/rackwise-it/compare.csv}.
+   */
+  public static List<Run> compare(Setup setup, List<String> schedulers, PrintStream out)
+      throws Exception {
+    List<Variant> variants = schedulers.stream().map(Variant::of).toList();
+    out.printf("Rackwise compare: %d racks x %d nodes of %d MB, %s, %s%n", setup.racks(),
+        setup.nodesPerRack(), setup.nmMemoryMb(),
+        setup.hdfs() ? "HDFS" : "local file system", setup.mix());
+    if (!setup.extraConf().isEmpty()) {
+      out.println("extra configuration: " + setup.extraConf());
     }
-
-    out.printf("Rackwise compare: %d racks x %d nodes, %s, %s%n", racks, nodesPerRack,
-        hdfs ? "HDFS" : "local file system", mix);
-    if (!extra.isEmpty()) {
-      out.println("extra configuration: " + extra);
-    }
-    Map<String, List<JobResult>> byVariant = new LinkedHashMap<>();
+    List<Run> runs = new ArrayList<>();
     for (Variant v : variants) {
       out.printf("%n== %s (%s)%n", v.label, v.schedulerClass);
       long start = System.nanoTime();
       try (MultiRackCluster cluster = MultiRackCluster.builder("compare-" + v.label)
-          .racks(racks)
-          .nodesPerRack(nodesPerRack)
-          .hdfs(hdfs)
+          .racks(setup.racks())
+          .nodesPerRack(setup.nodesPerRack())
+          .nmMemoryMb(setup.nmMemoryMb())
+          .hdfs(setup.hdfs())
           .schedulerClass(v.schedulerClass)
           .allocationResource(v.allocationResource)
           .setAll(v.conf)
-          .setAll(extra)
+          .setAll(setup.extraConf())
           .start()) {
         out.println("scheduler nodes -> racks: " + cluster.schedulerNodeRacks());
-        List<JobResult> results = JobMix.run(cluster, mix);
+        List<JobResult> results = JobMix.run(cluster, setup.mix());
         for (JobResult r : results) {
           out.printf("  %-9s %s in %.1f s (%s)%n", r.name(), r.succeeded() ? "ok" : "FAILED",
               r.wallMillis() / 1000.0, r.jobId());
@@ -119,51 +172,67 @@ public final class CompareRunner {
             out.println("            " + r.diagnostics());
           }
         }
-        printSchedulerMetrics(out, cluster.scheduler());
-        byVariant.put(v.label, results);
+        Map<String, Object> metrics = rackwiseMetrics(cluster.scheduler());
+        if (!metrics.isEmpty()) {
+          out.println("  rackwise metrics: " + metrics);
+        }
+        runs.add(new Run(v.label, results, metrics));
         out.printf("  cluster log: %s%n", cluster.workDir().resolve("hadoop.log"));
       }
       out.printf("  run took %.1f s including cluster start/stop%n",
           (System.nanoTime() - start) / 1e9);
     }
 
-    List<String[]> rows = table(byVariant);
+    List<String[]> rows = table(runs);
     out.println();
     printAligned(out, rows);
     writeCsv(Path.of("target", "rackwise-it", "compare.csv"), rows);
-    return byVariant.values().stream().flatMap(List::stream).allMatch(JobResult::succeeded);
+    return runs;
   }
 
   /** One row per job and scheduler, the schedulers of a job next to each other. */
-  private static List<String[]> table(Map<String, List<JobResult>> byVariant) {
+  private static List<String[]> table(List<Run> runs) {
     List<String[]> rows = new ArrayList<>();
     rows.add(new String[] {"job", "scheduler", "ok", "wall_s", "app_s",
-        "map_out_materialized_B", "reduce_shuffle_B", "xrack_shuffle_est_B",
-        "maps_data_local", "maps_rack_local", "maps_off_rack", "maps", "reduces"});
+        "map_out_materialized_B", "reduce_shuffle_B", "xrack_shuffle_B",
+        "maps_data_local", "maps_rack_local", "maps_off_rack", "maps", "reduces",
+        "maps_per_rack", "reduces_per_rack"});
     List<String> jobs = new ArrayList<>();
-    byVariant.values().forEach(rs -> rs.forEach(r -> {
+    runs.forEach(run -> run.results().forEach(r -> {
       if (!jobs.contains(r.name())) {
         jobs.add(r.name());
       }
     }));
     for (String job : jobs) {
-      byVariant.forEach((label, results) -> results.stream()
+      runs.forEach(run -> run.results().stream()
           .filter(r -> r.name().equals(job))
           .forEach(r -> rows.add(new String[] {
-              job, label, r.succeeded() ? "yes" : "NO",
+              job, run.label(), r.succeeded() ? "yes" : "NO",
               String.format(Locale.ROOT, "%.1f", r.wallMillis() / 1000.0),
               String.format(Locale.ROOT, "%.1f", r.appMillis() / 1000.0),
               Long.toString(r.counter(TaskCounter.MAP_OUTPUT_MATERIALIZED_BYTES)),
               Long.toString(r.counter(TaskCounter.REDUCE_SHUFFLE_BYTES)),
-              r.crossRackShuffleEstimate() < 0 ? "-"
-                  : Long.toString(r.crossRackShuffleEstimate()),
+              r.crossRackShuffleBytes() < 0 ? "-"
+                  : Long.toString(r.crossRackShuffleBytes()),
               Long.toString(r.counter(JobCounter.DATA_LOCAL_MAPS)),
               Long.toString(r.counter(JobCounter.RACK_LOCAL_MAPS)),
               Long.toString(r.counter(JobCounter.OTHER_LOCAL_MAPS)),
               Long.toString(r.counter(JobCounter.TOTAL_LAUNCHED_MAPS)),
-              Long.toString(r.counter(JobCounter.TOTAL_LAUNCHED_REDUCES))})));
+              Long.toString(r.counter(JobCounter.TOTAL_LAUNCHED_REDUCES)),
+              perRack(r.mapHosts()), perRack(r.reduceHosts())})));
     }
     return rows;
+  }
+
+  /** Task count per rack, e.g. {@code rack1=12;rack2=4} (no commas: it goes into the CSV). */
+  private static String perRack(List<String> hosts) {
+    Map<String, Integer> counts = new TreeMap<>();
+    hosts.forEach(h -> counts.merge(
+        String.valueOf(LoopbackTopology.rackOf(h)).replaceFirst("^/", ""), 1, Integer::sum));
+    StringBuilder text = new StringBuilder();
+    counts.forEach((rack, n) -> text.append(text.length() == 0 ? "" : ";")
+        .append(rack).append('=').append(n));
+    return text.length() == 0 ? "-" : text.toString();
   }
 
   private static void printAligned(PrintStream out, List<String[]> rows) {
@@ -194,25 +263,25 @@ public final class CompareRunner {
   }
 
   /**
-   * Prints the Rackwise counters if the scheduler has them. Reflection, because this module
-   * must also run (stock only) against a plugin jar that predates the accessor, and a missing
-   * accessor should not hide the timing table.
+   * The scheduler's Rackwise counters by name, empty if it has none. Reflection, because this
+   * module must also run (stock only) against a plugin jar that predates the accessor, and a
+   * missing accessor should not hide the timing table.
    */
-  private static void printSchedulerMetrics(PrintStream out, ResourceScheduler scheduler) {
+  private static Map<String, Object> rackwiseMetrics(ResourceScheduler scheduler) {
+    Map<String, Object> values = new TreeMap<>();
     Object metrics;
     try {
       metrics = scheduler.getClass().getMethod("getRackwiseMetrics").invoke(scheduler);
     } catch (NoSuchMethodException e) {
-      return;
+      return values;
     } catch (ReflectiveOperationException e) {
-      out.println("  rackwise metrics unavailable: " + e);
-      return;
+      values.put("unavailable", e.toString());
+      return values;
     }
     if (metrics == null) {
-      out.println("  rackwise metrics: null");
-      return;
+      values.put("unavailable", "getRackwiseMetrics() returned null");
+      return values;
     }
-    Map<String, Object> values = new TreeMap<>();
     for (Method m : metrics.getClass().getMethods()) {
       String n = m.getName();
       if (m.getParameterCount() == 0 && m.getDeclaringClass() != Object.class
@@ -226,6 +295,6 @@ public final class CompareRunner {
         }
       }
     }
-    out.println("  rackwise metrics: " + values);
+    return values;
   }
 }

@@ -70,6 +70,9 @@ public final class ExampleJobs {
       JobCounter.MILLIS_MAPS,
       JobCounter.MILLIS_REDUCES);
 
+  /** The job (and YARN application) name of {@link #wordCount}. */
+  public static final String WORD_COUNT_JOB_NAME = "word count";
+
   private final MultiRackCluster cluster;
 
   public ExampleJobs(MultiRackCluster cluster) {
@@ -114,7 +117,7 @@ public final class ExampleJobs {
     Configuration conf = jobConf(queue);
     String tag = tag(conf);
     cluster.fileSystem().delete(output, true);
-    Job job = Job.getInstance(conf, "word count");
+    Job job = Job.getInstance(conf, WORD_COUNT_JOB_NAME);
     job.setJarByClass(WordCount.class);
     job.setMapperClass(WordCount.TokenizerMapper.class);
     job.setCombinerClass(WordCount.IntSumReducer.class);
@@ -219,7 +222,7 @@ public final class ExampleJobs {
       List<String> reduceHosts = new ArrayList<>();
       hosts.forEach((attempt, host) -> (attempt.getTaskType() == TaskType.MAP
           ? mapHosts : reduceHosts).add(host));
-      long crossRack = crossRackEstimate(job, hosts, reduceHosts);
+      long crossRack = crossRackShuffle(job, hosts);
       return new JobResult(label, jobId.toString(), succeeded, wall, appMillis, counters,
           mapHosts, reduceHosts, crossRack, diagnostics);
     } finally {
@@ -287,37 +290,51 @@ public final class ExampleJobs {
   }
 
   /**
-   * Map output bytes that cross racks, assuming each map's output is spread evenly over the
-   * reduces (hash and TeraSort's sampled partitioner both aim for that). -1 if any rack is
-   * unknown or the job has no reduces.
+   * Shuffle bytes that crossed racks, from the finished job's history: for each successful
+   * reduce attempt, its {@code REDUCE_SHUFFLE_BYTES} times the share of the job's map output
+   * ({@code MAP_OUTPUT_MATERIALIZED_BYTES} of the successful map attempts) that sat on racks
+   * other than the reduce's. MapReduce has no per-source shuffle counter; this is exact when
+   * every map's output splits over the reduces in the same proportions, as hash partitioning
+   * and TeraSort's sampled partitioner aim for. -1 if the job has no reduces, no map output,
+   * or a task ran on a host with no known rack.
    */
-  private long crossRackEstimate(Job job, Map<TaskAttemptID, String> hosts,
-      List<String> reduceHosts) throws IOException, InterruptedException {
-    if (reduceHosts.isEmpty()) {
+  private long crossRackShuffle(Job job, Map<TaskAttemptID, String> hosts)
+      throws IOException, InterruptedException {
+    Map<String, Long> mapOutputByRack = new HashMap<>();
+    for (TaskReport report : job.getTaskReports(TaskType.MAP)) {
+      String rack = rackOfSuccessfulAttempt(report, hosts);
+      if (rack == null) {
+        return -1;
+      }
+      mapOutputByRack.merge(rack, counter(report, TaskCounter.MAP_OUTPUT_MATERIALIZED_BYTES),
+          Long::sum);
+    }
+    long mapOutput = mapOutputByRack.values().stream().mapToLong(Long::longValue).sum();
+    TaskReport[] reduces = job.getTaskReports(TaskType.REDUCE);
+    if (reduces.length == 0 || mapOutput == 0) {
       return -1;
     }
-    List<String> reduceRacks = new ArrayList<>();
-    for (String h : reduceHosts) {
-      String rack = cluster.rackOf(h);
+    double crossed = 0;
+    for (TaskReport report : reduces) {
+      String rack = rackOfSuccessfulAttempt(report, hosts);
       if (rack == null) {
         return -1;
       }
-      reduceRacks.add(rack);
+      double elsewhere = 1.0 - (double) mapOutputByRack.getOrDefault(rack, 0L) / mapOutput;
+      crossed += counter(report, TaskCounter.REDUCE_SHUFFLE_BYTES) * elsewhere;
     }
-    double total = 0;
-    for (TaskReport report : job.getTaskReports(TaskType.MAP)) {
-      TaskAttemptID attempt = report.getSuccessfulTaskAttemptId();
-      String host = attempt == null ? null : hosts.get(attempt);
-      String rack = host == null ? null : cluster.rackOf(host);
-      if (rack == null) {
-        return -1;
-      }
-      long bytes = report.getTaskCounters()
-          .findCounter(TaskCounter.MAP_OUTPUT_MATERIALIZED_BYTES).getValue();
-      long remote = reduceRacks.stream().filter(r -> !r.equals(rack)).count();
-      total += (double) bytes * remote / reduceRacks.size();
-    }
-    return Math.round(total);
+    return Math.round(crossed);
+  }
+
+  private String rackOfSuccessfulAttempt(TaskReport report, Map<TaskAttemptID, String> hosts) {
+    TaskAttemptID attempt = report.getSuccessfulTaskAttemptId();
+    String host = attempt == null ? null : hosts.get(attempt);
+    return host == null ? null : cluster.rackOf(host);
+  }
+
+  private static long counter(TaskReport report, TaskCounter key) {
+    Counter c = report.getTaskCounters().findCounter(key);
+    return c == null ? 0 : c.getValue();
   }
 
   /** Pronounceable pseudo-words, distinct, fixed by the random stream. */

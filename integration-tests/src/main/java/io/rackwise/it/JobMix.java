@@ -2,16 +2,20 @@ package io.rackwise.it;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 
 /**
  * The job mix shared by the integration tests and the compare runner: WordCount on generated
- * text, then TeraGen followed by TeraSort. Sizes stay small (tens of MB) so that two clusters'
- * worth of runs fit a 2-core machine in minutes.
+ * text, TeraGen, and TeraSort of TeraGen's output, one after the other or (after TeraGen)
+ * WordCount and TeraSort together. Sizes stay small (tens of MB) so that two clusters' worth
+ * of runs fit a 2-core machine in minutes.
  */
 public final class JobMix {
   /** Queues of the allocation files in {@code allocations/}. */
@@ -25,29 +29,39 @@ public final class JobMix {
    * @param teraRows              TeraGen rows of 100 bytes
    * @param teraGenMaps           TeraGen maps, i.e. output files and TeraSort maps
    * @param teraSortReduces       TeraSort reducers
-   * @param parallel              run WordCount concurrently with TeraGen+TeraSort (two
-   *                              queues competing) instead of one job after the other
+   * @param parallel              after TeraGen, submit WordCount and TeraSort together so
+   *                              they compete for the cluster, instead of one job after the
+   *                              other
+   * @param oneQueue              WordCount goes to the batch queue too: one user's jobs in one
+   *                              leaf queue, ShuffleWatcher's setting, where the core orders
+   *                              them against each other. Otherwise FairScheduler shares the
+   *                              cluster between the two queues first.
    */
   public record Settings(int wordCountFiles, long wordCountBytesPerFile, int wordCountReduces,
-      long teraRows, int teraGenMaps, int teraSortReduces, boolean parallel) {
+      long teraRows, int teraGenMaps, int teraSortReduces, boolean parallel, boolean oneQueue) {
 
-    /** 4 x 6 MB of text, 400k rows (40 MB) of TeraGen, 4 TeraSort reduces, sequential. */
-    public static Settings defaults() {
-      return new Settings(4, 6L << 20, 2, 400_000, 4, 4, false);
+    /**
+     * TeraSort (12 maps of 10 MB, 6 reduces) and WordCount (24 maps of 4 MB, 2 reduces)
+     * submitted together to one queue after TeraGen: ShuffleWatcher's setting, one user's
+     * shuffle-heavy and shuffle-light jobs competing for the cluster.
+     */
+    public static Settings shuffleComparison() {
+      return new Settings(24, 4L << 20, 2, 1_200_000, 12, 6, true, true);
     }
 
-    /** Defaults overridden by system properties {@code rackwise.mix.<component>}. */
-    public static Settings fromSystemProperties() {
-      Settings d = defaults();
+    /** {@code base} overridden by system properties {@code rackwise.mix.<component>}. */
+    public static Settings fromSystemProperties(Settings base) {
       return new Settings(
-          Integer.getInteger("rackwise.mix.wordCountFiles", d.wordCountFiles),
-          Long.getLong("rackwise.mix.wordCountBytesPerFile", d.wordCountBytesPerFile),
-          Integer.getInteger("rackwise.mix.wordCountReduces", d.wordCountReduces),
-          Long.getLong("rackwise.mix.teraRows", d.teraRows),
-          Integer.getInteger("rackwise.mix.teraGenMaps", d.teraGenMaps),
-          Integer.getInteger("rackwise.mix.teraSortReduces", d.teraSortReduces),
+          Integer.getInteger("rackwise.mix.wordCountFiles", base.wordCountFiles),
+          Long.getLong("rackwise.mix.wordCountBytesPerFile", base.wordCountBytesPerFile),
+          Integer.getInteger("rackwise.mix.wordCountReduces", base.wordCountReduces),
+          Long.getLong("rackwise.mix.teraRows", base.teraRows),
+          Integer.getInteger("rackwise.mix.teraGenMaps", base.teraGenMaps),
+          Integer.getInteger("rackwise.mix.teraSortReduces", base.teraSortReduces),
           Boolean.parseBoolean(System.getProperty("rackwise.mix.parallel",
-              Boolean.toString(d.parallel))));
+              Boolean.toString(base.parallel))),
+          Boolean.parseBoolean(System.getProperty("rackwise.mix.oneQueue",
+              Boolean.toString(base.oneQueue))));
     }
   }
 
@@ -69,33 +83,54 @@ public final class JobMix {
     Path counts = cluster.dataPath("wordcount-out");
     Path gen = cluster.dataPath("teragen-out");
     Path sorted = cluster.dataPath("terasort-out");
+    String wordCountQueue = s.oneQueue() ? BATCH_QUEUE : ADHOC_QUEUE;
+    Callable<JobResult> wordCount = () ->
+        jobs.wordCount("wordcount", text, counts, s.wordCountReduces(), wordCountQueue);
 
+    List<JobResult> results = new ArrayList<>();
     if (!s.parallel()) {
-      List<JobResult> results = new ArrayList<>();
-      results.add(jobs.wordCount("wordcount", text, counts, s.wordCountReduces(), ADHOC_QUEUE));
-      results.addAll(tera(jobs, s, gen, sorted));
+      results.add(wordCount.call());
+    }
+    JobResult g = jobs.teraGen("teragen", s.teraRows(), s.teraGenMaps(), gen, BATCH_QUEUE);
+    if (!g.succeeded()) {
+      results.add(g);
+      return results;
+    }
+    Callable<JobResult> teraSort = () ->
+        jobs.teraSort("terasort", gen, sorted, s.teraSortReduces(), BATCH_QUEUE);
+    if (!s.parallel()) {
+      results.add(g);
+      results.add(teraSort.call());
       return results;
     }
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
-      Future<JobResult> wc = pool.submit(() ->
-          jobs.wordCount("wordcount", text, counts, s.wordCountReduces(), ADHOC_QUEUE));
-      Future<List<JobResult>> tera = pool.submit(() -> tera(jobs, s, gen, sorted));
-      List<JobResult> results = new ArrayList<>();
-      results.add(wc.get());
-      results.addAll(tera.get());
-      return results;
+      Future<JobResult> wc = pool.submit(wordCount);
+      // TeraSort goes in once WordCount's AM runs (its map asks follow within a heartbeat), so
+      // it arrives at an occupied cluster as a job does on a busy one. Submitted at the same
+      // instant, whichever AM asks first finds the cluster idle and takes every free container
+      // in one wave (no policy leaves a free node idle), and the run measures the race between
+      // two AM start-ups instead of the scheduler.
+      awaitRunning(cluster, ExampleJobs.WORD_COUNT_JOB_NAME, wc);
+      Future<JobResult> sort = pool.submit(teraSort);
+      return List.of(wc.get(), g, sort.get());
     } finally {
       pool.shutdownNow();
     }
   }
 
-  private static List<JobResult> tera(ExampleJobs jobs, Settings s, Path gen, Path sorted)
-      throws Exception {
-    JobResult g = jobs.teraGen("teragen", s.teraRows(), s.teraGenMaps(), gen, BATCH_QUEUE);
-    if (!g.succeeded()) {
-      return List.of(g);
+  /** Waits until an application of that name runs, or the job's future has finished. */
+  private static void awaitRunning(MultiRackCluster cluster, String appName, Future<?> job)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+    while (!job.isDone() && System.nanoTime() < deadline) {
+      boolean running = cluster.resourceManager().getRMContext().getRMApps().values().stream()
+          .anyMatch(app -> app.getName().equals(appName)
+              && app.getState() == RMAppState.RUNNING);
+      if (running) {
+        return;
+      }
+      Thread.sleep(200);
     }
-    return List.of(g, jobs.teraSort("terasort", gen, sorted, s.teraSortReduces(), BATCH_QUEUE));
   }
 }

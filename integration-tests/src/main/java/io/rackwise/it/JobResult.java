@@ -15,15 +15,15 @@ import java.util.Map;
  * @param counters    selected job counters by enum constant name (see {@link ExampleJobs#COUNTERS})
  * @param mapHosts    host of every successful map attempt
  * @param reduceHosts host of every successful reduce attempt
- * @param crossRackShuffleEstimate bytes of map output that had to cross racks, estimated as
- *                    each map's materialized output times the share of reduces on another
- *                    rack (exact for evenly filled partitions); -1 when unknown
+ * @param crossRackShuffleBytes shuffle bytes that crossed racks: per reduce attempt, its
+ *                    shuffle bytes times the share of the job's map output on other racks
+ *                    (see {@code ExampleJobs#crossRackShuffle}); -1 when unknown
  * @param diagnostics why the job failed (job failure info and YARN diagnostics), empty on
  *                    success
  */
 public record JobResult(String name, String jobId, boolean succeeded, long wallMillis,
     long appMillis, Map<String, Long> counters, List<String> mapHosts, List<String> reduceHosts,
-    long crossRackShuffleEstimate, String diagnostics) {
+    long crossRackShuffleBytes, String diagnostics) {
 
   /** A counter value, 0 if the job did not report it. */
   public long counter(Enum<?> key) {

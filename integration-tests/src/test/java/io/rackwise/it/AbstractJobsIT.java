@@ -43,7 +43,8 @@ abstract class AbstractJobsIT {
   static final int NODES_PER_RACK = 2;
 
   /** Smaller than the compare runner's mix: the suite has to stay within minutes. */
-  static final JobMix.Settings MIX = new JobMix.Settings(3, 4L << 20, 2, 200_000, 3, 3, false);
+  static final JobMix.Settings MIX = new JobMix.Settings(3, 4L << 20, 2, 200_000, 3, 3, false,
+      false);
 
   MultiRackCluster cluster;
   ExampleJobs jobs;

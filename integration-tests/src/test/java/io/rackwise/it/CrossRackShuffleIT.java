@@ -1,0 +1,78 @@
+package io.rackwise.it;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.apache.hadoop.mapreduce.TaskCounter;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * ShuffleWatcher end to end (issue 3): stock TeraSort and a shuffle-light WordCount run side by
+ * side by one user ({@link CompareRunner.Setup#shuffleComparison()}), once under RackwiseFairScheduler (native core required, queue policy
+ * {@code shufflewatcher}) and once under stock FairScheduler, each on a fresh 2-rack cluster
+ * with HDFS. The cross-rack shuffle of each job is read from its history (per reduce attempt:
+ * shuffle bytes times the share of the job's map output on other racks, {@code
+ * ExampleJobs#crossRackShuffle}); both figures go to the test output, and Rackwise must move
+ * fewer bytes across racks. Not in the default failsafe run yet (see the pom): the assertion
+ * does not hold reliably until TeraSort is classed shuffle-heavy while its reduces are placed.
+ */
+class CrossRackShuffleIT {
+  @Test
+  // Two clusters, three jobs each, on a 2-core machine: about 3-4 min per scheduler.
+  @Timeout(value = 15, unit = TimeUnit.MINUTES)
+  void rackwiseMovesLessShuffleAcrossRacksThanFairScheduler() throws Exception {
+    CompareRunner.Setup setup = CompareRunner.Setup.shuffleComparison();
+    List<CompareRunner.Run> runs =
+        CompareRunner.compare(setup, List.of("rackwise", "stock"), System.out);
+    CompareRunner.Run rackwise = runs.get(0);
+    CompareRunner.Run stock = runs.get(1);
+
+    for (CompareRunner.Run run : runs) {
+      for (JobResult r : run.results()) {
+        assertTrue(r.succeeded(), run.label() + ": " + r);
+      }
+    }
+    // The comparison is about the native path: a run that fell back to FairScheduler for
+    // any offer would be comparing FairScheduler with itself.
+    Map<String, Object> m = rackwise.rackwiseMetrics();
+    assertEquals(true, m.get("NativeActive"), "native core not active: " + m);
+    assertEquals(0L, m.get("NativeFailures"), m.toString());
+    assertEquals(0L, m.get("FallbackOffers"), m.toString());
+    assertTrue((Long) m.get("SteeredContainers") > 0, "no container followed the plan: " + m);
+
+    long rackwiseBytes = crossRackShuffle(rackwise);
+    long stockBytes = crossRackShuffle(stock);
+    long shuffled = totalShuffle(stock);
+    assertEquals(shuffled, totalShuffle(rackwise), "both runs must shuffle the same data");
+    System.out.printf("CrossRackShuffleIT: cross-rack shuffle of terasort + wordcount: "
+            + "Rackwise %d B (%.1f %%), FairScheduler %d B (%.1f %%) of %d B shuffled%n",
+        rackwiseBytes, 100.0 * rackwiseBytes / shuffled, stockBytes,
+        100.0 * stockBytes / shuffled, shuffled);
+    assertTrue(rackwiseBytes < stockBytes, "Rackwise moved " + rackwiseBytes
+        + " B of shuffle across racks, stock FairScheduler " + stockBytes + " B");
+  }
+
+  /** The jobs that shuffle (TeraGen has no reduces). */
+  private static List<JobResult> shuffling(CompareRunner.Run run) {
+    return run.results().stream().filter(r -> !r.name().equals("teragen")).toList();
+  }
+
+  private static long crossRackShuffle(CompareRunner.Run run) {
+    long total = 0;
+    for (JobResult r : shuffling(run)) {
+      assertTrue(r.crossRackShuffleBytes() >= 0, "cross-rack shuffle unknown: " + r);
+      total += r.crossRackShuffleBytes();
+    }
+    return total;
+  }
+
+  private static long totalShuffle(CompareRunner.Run run) {
+    return shuffling(run).stream()
+        .mapToLong(r -> r.counter(TaskCounter.REDUCE_SHUFFLE_BYTES)).sum();
+  }
+}
