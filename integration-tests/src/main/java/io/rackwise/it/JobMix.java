@@ -41,12 +41,15 @@ public final class JobMix {
       long teraRows, int teraGenMaps, int teraSortReduces, boolean parallel, boolean oneQueue) {
 
     /**
-     * TeraSort (12 maps of 10 MB, 6 reduces) and WordCount (24 maps of 4 MB, 2 reduces)
-     * submitted together to one queue after TeraGen: ShuffleWatcher's setting, one user's
-     * shuffle-heavy and shuffle-light jobs competing for the cluster.
+     * TeraSort (12 maps of 10 MB, 6 reduces) and WordCount (48 maps of 2 MB, 2 reduces) side
+     * by side in one queue after TeraGen: ShuffleWatcher's setting, one user's shuffle-heavy
+     * and shuffle-light jobs competing for the cluster. WordCount has many short maps so that
+     * it still has maps waiting while TeraSort's maps run: only then is there other work for
+     * the racks TeraSort does not prefer (with 24 maps WordCount had placed them all before
+     * TeraSort's AM asked, and TeraSort's maps went wherever containers freed).
      */
     public static Settings shuffleComparison() {
-      return new Settings(24, 4L << 20, 2, 1_200_000, 12, 6, true, true);
+      return new Settings(48, 2L << 20, 2, 1_200_000, 12, 6, true, true);
     }
 
     /** {@code base} overridden by system properties {@code rackwise.mix.<component>}. */
