@@ -280,10 +280,11 @@ fn run(args: &Args) -> Result<(), String> {
 
 fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
     println!(
-        "{:<16} {:>6} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>6} {:>10} {:>6}",
+        "{:<16} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>6} {:>10} {:>6}",
         "policy",
         "jobs",
         "jobs/h",
+        "all jobs/h",
         "mean s",
         "median s",
         "p95 s",
@@ -297,10 +298,11 @@ fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
     let gib = (1u64 << 30) as f64;
     for (name, m) in metrics {
         println!(
-            "{:<16} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>8} {:>6.3} {:>10.0} {:>6.3}",
+            "{:<16} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>8} {:>6.3} {:>10.0} {:>6.3}",
             name,
             m.jobs,
             m.throughput_jobs_per_hour,
+            m.throughput_all_jobs_per_hour,
             m.mean_turnaround_s,
             m.median_turnaround_s,
             m.p95_turnaround_s,

@@ -169,6 +169,13 @@ fn every_job_finishes_every_shuffle_byte_is_fetched_once_and_no_node_is_overallo
         );
         assert!(metrics.container_utilization > 0.0 && metrics.container_utilization <= 1.0);
         assert!(metrics.jain_fairness > 0.0 && metrics.jain_fairness <= 1.0);
+        // NAS's throughput: all jobs over the whole run.
+        let all_jobs = metrics.jobs as f64 * 3600.0 / metrics.makespan_s;
+        assert!(
+            (metrics.throughput_all_jobs_per_hour - all_jobs).abs() < 1e-3,
+            "{policy}: {} vs {all_jobs}",
+            metrics.throughput_all_jobs_per_hour
+        );
     }
 }
 
