@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 const USAGE: &str = "usage: rackwise-sim compare --trace PATH --cluster PRESET_OR_FILE \
 --policies fair,delay,shufflewatcher,nas [--scale-from N] [--seed N] [--users N] [--hours H] \
 --format json|table [--plot DIR] [--random-users] [--bytes-per-reduce-mib N] \
-[--core-setting KEY=VALUE]... [--quiet]
+[--core-setting KEY=VALUE]... [--queue-setting KEY=VALUE]... [--quiet]
 
 presets: sw100, nas600, nas40; baselines: fair, delay, fifo; any other name is a policy of the
 Rackwise core (its configuration error is reported if it does not know the name).
@@ -32,6 +32,7 @@ struct Args {
     random_users: bool,
     bytes_per_reduce_mib: u64,
     core_settings: BTreeMap<String, String>,
+    queue_settings: BTreeMap<String, String>,
     quiet: bool,
 }
 
@@ -55,6 +56,7 @@ fn parse_args(raw: &[String]) -> Result<Args, String> {
         random_users: false,
         bytes_per_reduce_mib: 64,
         core_settings: BTreeMap::new(),
+        queue_settings: BTreeMap::new(),
         quiet: false,
     };
     let mut format = None;
@@ -86,12 +88,17 @@ fn parse_args(raw: &[String]) -> Result<Args, String> {
             "--plot" => args.plot = Some(value()?),
             "--random-users" => args.random_users = true,
             "--bytes-per-reduce-mib" => args.bytes_per_reduce_mib = number(flag, value()?)?,
-            "--core-setting" => {
+            "--core-setting" | "--queue-setting" => {
                 let kv = value()?;
                 let (k, v) = kv
                     .split_once('=')
-                    .ok_or_else(|| format!("--core-setting expects KEY=VALUE, got '{kv}'"))?;
-                args.core_settings.insert(k.to_string(), v.to_string());
+                    .ok_or_else(|| format!("{flag} expects KEY=VALUE, got '{kv}'"))?;
+                let into = if flag == "--core-setting" {
+                    &mut args.core_settings
+                } else {
+                    &mut args.queue_settings
+                };
+                into.insert(k.to_string(), v.to_string());
             }
             "--quiet" => args.quiet = true,
             "--help" | "-h" => return Err(String::new()),
@@ -150,7 +157,7 @@ fn run(args: &Args) -> Result<(), String> {
     // the core's own configuration error, naming the policy and the names it accepts.
     for name in &args.policies {
         if let Policy::Core(name) = Policy::parse(name) {
-            core_engine(&name, &cluster, &args.core_settings)
+            core_engine(&name, &cluster, &args.core_settings, &args.queue_settings)
                 .map_err(|e| format!("policy '{name}' is not a baseline (fair, delay, fifo) and the core refused it: {e}"))?;
         }
     }
@@ -158,6 +165,7 @@ fn run(args: &Args) -> Result<(), String> {
     let sim_options = SimOptions {
         seed: args.seed,
         core_settings: args.core_settings.clone(),
+        queue_settings: args.queue_settings.clone(),
     };
 
     let started = Instant::now();

@@ -70,6 +70,9 @@ pub struct SimOptions {
     pub seed: u64,
     /// Extra `yarn.scheduler.rackwise.*` settings for the core (override the defaults below).
     pub core_settings: BTreeMap<String, String>,
+    /// Extra `<rackwise>` children of queue `root` (inherited by every user queue), such as
+    /// `starvationWindowMs`: the per-queue policy parameters of `fair-scheduler.xml`.
+    pub queue_settings: BTreeMap<String, String>,
 }
 
 impl Default for SimOptions {
@@ -77,13 +80,14 @@ impl Default for SimOptions {
         SimOptions {
             seed: 1,
             core_settings: BTreeMap::new(),
+            queue_settings: BTreeMap::new(),
         }
     }
 }
 
-/// The engine configuration the simulator hands the core: one queue `root` with the policy,
-/// inherited by every per-user queue `root.u<N>`; the rack link capacity and block size of
-/// the cluster; NetSat fed by the simulator's measured rack loads.
+/// The engine configuration the simulator hands the core: one queue `root` with the policy and
+/// `queue_extra`, inherited by every per-user queue `root.u<N>`; the rack link capacity and
+/// block size of the cluster; NetSat fed by the simulator's measured rack loads.
 // `..Default::default()` on the protocol structs: other engineers add fields to them, and this
 // keeps the simulator compiling when they do.
 #[allow(clippy::needless_update)]
@@ -91,6 +95,7 @@ pub fn core_config(
     policy: &str,
     cluster: &Cluster,
     extra: &BTreeMap<String, String>,
+    queue_extra: &BTreeMap<String, String>,
 ) -> EngineConfig {
     let mut settings = BTreeMap::new();
     settings.insert(
@@ -115,7 +120,13 @@ pub fn core_config(
         settings,
         queues: vec![QueueSettings {
             queue: "root".to_string(),
-            rackwise: Some(BTreeMap::from([("policy".to_string(), policy.to_string())])),
+            rackwise: Some(
+                queue_extra
+                    .clone()
+                    .into_iter()
+                    .chain([("policy".to_string(), policy.to_string())])
+                    .collect(),
+            ),
             ..Default::default()
         }],
         source: "simulated fair-scheduler.xml".to_string(),
@@ -128,8 +139,9 @@ pub fn core_engine(
     policy: &str,
     cluster: &Cluster,
     extra: &BTreeMap<String, String>,
+    queue_extra: &BTreeMap<String, String>,
 ) -> Result<Engine, CoreError> {
-    Engine::new(&core_config(policy, cluster, extra))
+    Engine::new(&core_config(policy, cluster, extra, queue_extra))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -306,8 +318,13 @@ impl<'a> Sim<'a> {
         }
         let engine = match &policy {
             Policy::Core(name) => Some(
-                core_engine(name, cluster, &options.core_settings)
-                    .map_err(|e| format!("policy '{name}': {e}"))?,
+                core_engine(
+                    name,
+                    cluster,
+                    &options.core_settings,
+                    &options.queue_settings,
+                )
+                .map_err(|e| format!("policy '{name}': {e}"))?,
             ),
             _ => None,
         };

@@ -1,8 +1,10 @@
 //! Correctness of the simulator: hand-computed micro scenarios, conservation over a small
 //! workload under every policy, and determinism.
 
+use rackwise_sim::sim::core_engine;
 use rackwise_sim::workload::{load_swim, ShuffleClass};
 use rackwise_sim::{run_policy, Cluster, JobSpec, SimOptions, WorkloadOptions};
+use std::collections::BTreeMap;
 
 const MIB: u64 = 1024 * 1024;
 
@@ -195,6 +197,29 @@ fn the_same_seed_gives_the_same_metrics_and_another_seed_other_placements() {
         assert_eq!(run(policy, 7), run(policy, 7), "{policy}");
     }
     assert_ne!(run("fair", 7), run("fair", 8));
+}
+
+/// `--queue-setting`: a `<rackwise>` child of queue `root` reaches every user queue's policy,
+/// and one the core does not accept fails the run with the core's error.
+#[test]
+fn queue_settings_reach_every_user_queue_and_bad_ones_are_refused() {
+    let cluster = tiny_cluster();
+    let window = BTreeMap::from([("starvationWindowMs".to_string(), "0".to_string())]);
+    let engine =
+        core_engine("shufflewatcher", &cluster, &BTreeMap::new(), &window).expect("accepted");
+    assert_eq!(
+        engine
+            .settings()
+            .queue_policy("root.u7")
+            .starvation_window_ms,
+        0
+    );
+    let bad = BTreeMap::from([("starvationWindowMs".to_string(), "soon".to_string())]);
+    let err = core_engine("shufflewatcher", &cluster, &BTreeMap::new(), &bad)
+        .err()
+        .expect("refused")
+        .to_string();
+    assert!(err.contains("starvationWindowMs"), "{err}");
 }
 
 #[test]
