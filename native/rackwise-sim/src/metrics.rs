@@ -52,7 +52,7 @@ fn round3(x: f64) -> f64 {
 pub struct PolicyMetrics {
     pub jobs: usize,
     pub throughput_jobs_per_hour: f64,
-    /// The NAS paper's throughput: every job divided by the time to run them all (§V-B, "the
+    /// The NAS paper's throughput: every job divided by the time to run them all (§IV-B, "the
     /// number of jobs (i.e., 24442) divided by the total time to run all the jobs"), i.e.
     /// `jobs / makespan`. Unlike the steady-state figure it counts the drain after the last
     /// arrival, so policies differ on it even when the cluster keeps up with arrivals.
