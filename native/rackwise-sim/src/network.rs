@@ -14,20 +14,9 @@ use std::collections::BinaryHeap;
 pub type LinkId = u32;
 pub type FlowId = usize;
 
-#[derive(Debug, Clone)]
-pub struct Flow {
-    /// Bytes still to move, as of `updated_ms`.
-    pub remaining: f64,
-    /// Bytes per millisecond.
-    pub rate: f64,
-    pub links: Vec<(LinkId, f64)>,
-    pub updated_ms: u64,
-    /// Bumped on every change that invalidates a scheduled completion.
-    pub generation: u64,
-    /// Opaque owner tag for the simulator.
-    pub owner: u64,
-}
-
+/// Flows are stored as a structure of arrays indexed by [`FlowId`], with every flow's links in
+/// one shared arena: each network tick walks thousands of flows and their links, and separate
+/// allocations per flow made that walk a chain of cache misses.
 #[derive(Debug, Default)]
 pub struct Network {
     /// Bytes per millisecond of each link.
@@ -36,7 +25,21 @@ pub struct Network {
     used: Vec<f64>,
     /// Bytes carried per link since the last [`Network::take_link_bytes`].
     pub link_bytes: Vec<f64>,
-    flows: Vec<Option<Flow>>,
+    /// Bytes still to move, as of `updated_ms`.
+    remaining: Vec<f64>,
+    /// Bytes per millisecond.
+    rate: Vec<f64>,
+    updated_ms: Vec<u64>,
+    /// Bumped on every change that invalidates a scheduled completion.
+    generation: Vec<u64>,
+    /// Opaque owner tag for the simulator.
+    owner: Vec<u64>,
+    is_live: Vec<bool>,
+    /// Each flow's links: `arena[start..start + len]`.
+    span: Vec<(u32, u32)>,
+    /// Links of every flow, with garbage left by removed flows and replaced link sets until
+    /// the next solve rewrites it compactly in flow order.
+    arena: Vec<(LinkId, f64)>,
     free_slots: Vec<FlowId>,
     live: usize,
     dirty: bool,
@@ -48,12 +51,15 @@ pub struct Network {
 struct Scratch {
     sum_coef: Vec<f64>,
     frozen_use: Vec<f64>,
-    on_link: Vec<Vec<FlowId>>,
+    on_link: Vec<Vec<u32>>,
     /// `stamp[l] == round`: link `l` was touched since its heap key was pushed.
     stamp: Vec<u64>,
     round: u64,
     /// The level of the last saturated link.
     water: f64,
+    /// The next arena, written in flow order.
+    arena: Vec<(LinkId, f64)>,
+    heap: BinaryHeap<Level>,
 }
 
 impl Scratch {
@@ -67,15 +73,12 @@ impl Scratch {
         self.stamp.resize(links, 0);
         self.round += 1;
         self.water = 0.0;
+        self.arena.clear();
+        self.heap.clear();
     }
 }
 
-/// Bytes moved by one flow during a sync, for the caller's accounting.
-pub struct Moved {
-    pub bytes: f64,
-}
-
-#[derive(PartialEq)]
+#[derive(Debug, PartialEq)]
 struct Level(f64, LinkId, u64);
 impl Eq for Level {}
 impl PartialOrd for Level {
@@ -114,45 +117,71 @@ impl Network {
     }
 
     pub fn is_live(&self, id: FlowId) -> bool {
-        self.flows.get(id).is_some_and(|f| f.is_some())
+        self.is_live.get(id).is_some_and(|live| *live)
     }
 
-    pub fn flow(&self, id: FlowId) -> &Flow {
-        self.flows[id].as_ref().expect("live flow")
+    /// Bytes still to move as of [`Network::updated_ms`].
+    pub fn remaining(&self, id: FlowId) -> f64 {
+        self.remaining[id]
+    }
+
+    /// Bytes per millisecond.
+    pub fn rate(&self, id: FlowId) -> f64 {
+        self.rate[id]
+    }
+
+    pub fn updated_ms(&self, id: FlowId) -> u64 {
+        self.updated_ms[id]
+    }
+
+    pub fn generation(&self, id: FlowId) -> u64 {
+        self.generation[id]
+    }
+
+    pub fn owner(&self, id: FlowId) -> u64 {
+        self.owner[id]
+    }
+
+    pub fn links(&self, id: FlowId) -> &[(LinkId, f64)] {
+        let (start, len) = self.span[id];
+        &self.arena[start as usize..(start + len) as usize]
     }
 
     /// Adds a flow; it starts at the capacity left on its path right now.
-    pub fn add(
-        &mut self,
-        now_ms: u64,
-        bytes: f64,
-        links: Vec<(LinkId, f64)>,
-        owner: u64,
-    ) -> FlowId {
-        let mut flow = Flow {
-            remaining: bytes,
-            rate: 0.0,
-            links,
-            updated_ms: now_ms,
-            generation: 0,
-            owner,
-        };
-        flow.rate = self.leftover(&flow.links);
-        for &(link, coef) in &flow.links {
-            self.used[link as usize] += coef * flow.rate;
+    pub fn add(&mut self, now_ms: u64, bytes: f64, links: &[(LinkId, f64)], owner: u64) -> FlowId {
+        let rate = self.leftover(links);
+        for &(link, coef) in links {
+            self.used[link as usize] += coef * rate;
         }
         self.dirty = true;
         self.live += 1;
-        match self.free_slots.pop() {
-            Some(id) => {
-                self.flows[id] = Some(flow);
-                id
-            }
+        let id = match self.free_slots.pop() {
+            Some(id) => id,
             None => {
-                self.flows.push(Some(flow));
-                self.flows.len() - 1
+                self.remaining.push(0.0);
+                self.rate.push(0.0);
+                self.updated_ms.push(0);
+                self.generation.push(0);
+                self.owner.push(0);
+                self.is_live.push(false);
+                self.span.push((0, 0));
+                self.remaining.len() - 1
             }
-        }
+        };
+        self.remaining[id] = bytes;
+        self.rate[id] = rate;
+        self.updated_ms[id] = now_ms;
+        self.generation[id] = 0;
+        self.owner[id] = owner;
+        self.is_live[id] = true;
+        self.span[id] = self.append_links(links);
+        id
+    }
+
+    fn append_links(&mut self, links: &[(LinkId, f64)]) -> (u32, u32) {
+        let start = self.arena.len() as u32;
+        self.arena.extend_from_slice(links);
+        (start, links.len() as u32)
     }
 
     fn leftover(&self, links: &[(LinkId, f64)]) -> f64 {
@@ -166,60 +195,69 @@ impl Network {
     }
 
     /// Advances one flow to `now_ms` and returns the bytes it moved since its last update.
-    pub fn sync(&mut self, id: FlowId, now_ms: u64) -> Moved {
-        let flow = self.flows[id].as_mut().expect("live flow");
-        let dt = now_ms.saturating_sub(flow.updated_ms) as f64;
-        let bytes = (flow.rate * dt).min(flow.remaining);
-        flow.remaining -= bytes;
+    pub fn sync(&mut self, id: FlowId, now_ms: u64) -> f64 {
+        let dt = now_ms.saturating_sub(self.updated_ms[id]) as f64;
+        let remaining = &mut self.remaining[id];
+        let bytes = (self.rate[id] * dt).min(*remaining);
+        *remaining -= bytes;
         // Float dust below a byte is a finished transfer, not a straggler.
-        if flow.remaining < 1e-6 {
-            flow.remaining = 0.0;
+        if *remaining < 1e-6 {
+            *remaining = 0.0;
         }
-        flow.updated_ms = now_ms;
-        Moved { bytes }
+        self.updated_ms[id] = now_ms;
+        bytes
     }
 
     /// Adds bytes to a live flow. No sync is needed: the rate holds until the next solve, so
     /// the bytes simply queue behind the ones in flight; a completion scheduled for the old
     /// amount finds bytes left and is rescheduled.
     pub fn extend(&mut self, id: FlowId, bytes: f64) {
-        self.flows[id].as_mut().expect("live flow").remaining += bytes;
+        debug_assert!(self.is_live[id]);
+        self.remaining[id] += bytes;
     }
 
     /// Replaces a flow's link coefficients, keeping its rate until the next solve.
-    pub fn set_links(&mut self, id: FlowId, links: Vec<(LinkId, f64)>) {
-        let flow = self.flows[id].as_mut().expect("live flow");
-        for &(link, coef) in &flow.links {
-            self.used[link as usize] -= coef * flow.rate;
+    pub fn set_links(&mut self, id: FlowId, links: &[(LinkId, f64)]) {
+        let rate = self.rate[id];
+        let (start, len) = self.span[id];
+        for &(link, coef) in &self.arena[start as usize..(start + len) as usize] {
+            self.used[link as usize] -= coef * rate;
         }
-        for &(link, coef) in &links {
-            self.used[link as usize] += coef * flow.rate;
+        for &(link, coef) in links {
+            self.used[link as usize] += coef * rate;
         }
-        flow.links = links;
+        self.span[id] = self.append_links(links);
         self.dirty = true;
     }
 
-    /// Removes a flow (synced by the caller) and frees its capacity.
-    pub fn remove(&mut self, id: FlowId) -> Flow {
-        let flow = self.flows[id].take().expect("live flow");
-        for &(link, coef) in &flow.links {
-            self.used[link as usize] -= coef * flow.rate;
-            if self.used[link as usize] < 0.0 {
-                self.used[link as usize] = 0.0;
+    /// Removes a flow (synced by the caller), frees its capacity and returns its owner tag.
+    pub fn remove(&mut self, id: FlowId) -> u64 {
+        assert!(self.is_live[id], "live flow");
+        let rate = self.rate[id];
+        let (start, len) = self.span[id];
+        for &(link, coef) in &self.arena[start as usize..(start + len) as usize] {
+            let used = &mut self.used[link as usize];
+            *used -= coef * rate;
+            if *used < 0.0 {
+                *used = 0.0;
             }
         }
+        self.is_live[id] = false;
         self.free_slots.push(id);
         self.live -= 1;
+        if self.live == 0 {
+            self.arena.clear();
+        }
         self.dirty = true;
-        flow
+        self.owner[id]
     }
 
     /// Ids of live flows, in id order (deterministic).
     pub fn live_ids(&self) -> Vec<FlowId> {
-        self.flows
+        self.is_live
             .iter()
             .enumerate()
-            .filter_map(|(id, f)| f.as_ref().map(|_| id))
+            .filter_map(|(id, live)| live.then_some(id))
             .collect()
     }
 
@@ -231,22 +269,29 @@ impl Network {
         // Buffers persist across solves: this runs once per network tick on thousands of flows.
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.reset(links);
-        let ids = self.live_ids();
-        for &id in &ids {
-            let flow = self.flows[id].as_mut().expect("live flow");
-            flow.rate = f64::NAN;
-            flow.generation += 1;
-            for &(link, coef) in &flow.links {
+        // One pass in flow order sums each link's coefficients, lists its flows and rewrites
+        // the arena compactly, so the filling below reads each flow's links contiguously.
+        for id in 0..self.is_live.len() {
+            if !self.is_live[id] {
+                continue;
+            }
+            self.rate[id] = f64::NAN;
+            self.generation[id] += 1;
+            let (start, len) = self.span[id];
+            let new_start = scratch.arena.len() as u32;
+            for &(link, coef) in &self.arena[start as usize..(start + len) as usize] {
                 if coef > 0.0 {
                     scratch.sum_coef[link as usize] += coef;
-                    scratch.on_link[link as usize].push(id);
+                    scratch.on_link[link as usize].push(id as u32);
                 }
+                scratch.arena.push((link, coef));
             }
+            self.span[id] = (new_start, len);
         }
-        let mut heap = BinaryHeap::new();
+        std::mem::swap(&mut self.arena, &mut scratch.arena);
         for (link, (&sum, &cap)) in scratch.sum_coef.iter().zip(&self.capacity).enumerate() {
             if sum > 0.0 {
-                heap.push(Level(cap / sum, link as LinkId, 0));
+                scratch.heap.push(Level(cap / sum, link as LinkId, 0));
             }
         }
         // Lazy levels: a link's fair level never falls while flows freeze (a flow frozen at
@@ -254,7 +299,7 @@ impl Network {
         // key is a lower bound of its link's level. A popped key below the link's current
         // level is re-pushed at that level instead of re-pushing every touched link after
         // every saturation; the saturation order and levels are those of eager updating.
-        while let Some(Level(key, link, _)) = heap.pop() {
+        while let Some(Level(key, link, _)) = scratch.heap.pop() {
             let l = link as usize;
             if scratch.sum_coef[l] <= 1e-12 {
                 continue;
@@ -264,7 +309,7 @@ impl Network {
                     .max(scratch.water);
                 if current > key {
                     scratch.stamp[l] = 0;
-                    heap.push(Level(current, link, 0));
+                    scratch.heap.push(Level(current, link, 0));
                     continue;
                 }
             }
@@ -272,12 +317,13 @@ impl Network {
             scratch.water = key;
             let members = std::mem::take(&mut scratch.on_link[l]);
             for &id in &members {
-                let flow = self.flows[id].as_mut().expect("live flow");
-                if !flow.rate.is_nan() {
+                let id = id as usize;
+                if !self.rate[id].is_nan() {
                     continue;
                 }
-                flow.rate = level;
-                for &(other, coef) in &flow.links {
+                self.rate[id] = level;
+                let (start, len) = self.span[id];
+                for &(other, coef) in &self.arena[start as usize..(start + len) as usize] {
                     if coef <= 0.0 {
                         continue;
                     }
@@ -292,11 +338,10 @@ impl Network {
             scratch.sum_coef[l] = 0.0;
         }
         self.used.copy_from_slice(&scratch.frozen_use);
-        for &id in &ids {
-            let flow = self.flows[id].as_mut().expect("live flow");
-            if flow.rate.is_nan() {
+        for (rate, live) in self.rate.iter_mut().zip(&self.is_live) {
+            if *live && rate.is_nan() {
                 // A flow on no link (never built by the simulator) would be unbounded.
-                flow.rate = 0.0;
+                *rate = 0.0;
             }
         }
         self.scratch = scratch;
@@ -327,22 +372,22 @@ mod tests {
     fn max_min_fair_shares_a_bottleneck_and_gives_the_rest_to_others() {
         // Links: 0 cap 10, 1 cap 4. Flow a on 0, flow b on 0 and 1, flow c on 1.
         let mut net = Network::new(vec![10.0, 4.0]);
-        let a = net.add(0, 1e9, vec![(0, 1.0)], 0);
-        let b = net.add(0, 1e9, vec![(0, 1.0), (1, 1.0)], 0);
-        let c = net.add(0, 1e9, vec![(1, 1.0)], 0);
+        let a = net.add(0, 1e9, &[(0, 1.0)], 0);
+        let b = net.add(0, 1e9, &[(0, 1.0), (1, 1.0)], 0);
+        let c = net.add(0, 1e9, &[(1, 1.0)], 0);
         net.solve();
-        assert_eq!(net.flow(b).rate, 2.0);
-        assert_eq!(net.flow(c).rate, 2.0);
-        assert_eq!(net.flow(a).rate, 8.0);
+        assert_eq!(net.rate(b), 2.0);
+        assert_eq!(net.rate(c), 2.0);
+        assert_eq!(net.rate(a), 8.0);
     }
 
     #[test]
     fn weighted_links_take_the_share_of_a_flow() {
         // One flow loading link 0 fully and link 1 at half: link 1 (cap 1) allows 2.
         let mut net = Network::new(vec![10.0, 1.0]);
-        let f = net.add(0, 1e9, vec![(0, 1.0), (1, 0.5)], 0);
-        assert_eq!(net.flow(f).rate, 2.0, "leftover rate at creation");
+        let f = net.add(0, 1e9, &[(0, 1.0), (1, 0.5)], 0);
+        assert_eq!(net.rate(f), 2.0, "leftover rate at creation");
         net.solve();
-        assert_eq!(net.flow(f).rate, 2.0);
+        assert_eq!(net.rate(f), 2.0);
     }
 }

@@ -1197,7 +1197,7 @@ impl<'a> Sim<'a> {
             links.push((self.link_up(src_rack), 1.0));
             links.push((self.link_down(rack), 1.0));
         }
-        self.add_flow(input, links, owner(OWN_MAP_READ, j, m));
+        self.add_flow(input, &links, owner(OWN_MAP_READ, j, m));
     }
 
     /// The map's CPU/disk phase: launch overhead, read and map its split, spill its output
@@ -1220,7 +1220,7 @@ impl<'a> Sim<'a> {
         if output > 0.0 && self.cluster.replication > 1 {
             let node = self.jobs[j as usize].maps[m as usize].node;
             let links = self.replication_links(node);
-            self.add_flow(output, links, owner(OWN_MAP_REPL, j, m));
+            self.add_flow(output, &links, owner(OWN_MAP_REPL, j, m));
         } else {
             self.map_done(j, m);
         }
@@ -1312,8 +1312,8 @@ impl<'a> Sim<'a> {
             match task.local_flow {
                 Some(f) => self.net.extend(f, bytes),
                 None => {
-                    let links = vec![(self.link_in(node), 1.0)];
-                    let f = self.add_flow(bytes, links, owner(OWN_RED_LOCAL, j, r));
+                    let links = [(self.link_in(node), 1.0)];
+                    let f = self.add_flow(bytes, &links, owner(OWN_RED_LOCAL, j, r));
                     self.jobs[j as usize].reduces[r as usize].local_flow = f;
                 }
             }
@@ -1332,7 +1332,7 @@ impl<'a> Sim<'a> {
             }
             None => {
                 let links = self.remote_links(j, r);
-                let f = self.add_flow(bytes, links, owner(OWN_RED_REMOTE, j, r));
+                let f = self.add_flow(bytes, &links, owner(OWN_RED_REMOTE, j, r));
                 self.jobs[j as usize].reduces[r as usize].remote_flow = f;
             }
         }
@@ -1381,7 +1381,7 @@ impl<'a> Sim<'a> {
         if output > 0.0 && self.cluster.replication > 1 {
             let node = self.jobs[j as usize].reduces[r as usize].node;
             let links = self.replication_links(node);
-            self.add_flow(output, links, owner(OWN_RED_REPL, j, r));
+            self.add_flow(output, &links, owner(OWN_RED_REPL, j, r));
         } else {
             self.reduce_done(j, r);
         }
@@ -1425,13 +1425,13 @@ impl<'a> Sim<'a> {
 
     /// HDFS's write pipeline for a task's output: the first replica on the writer's node, the
     /// second and third on two nodes of one other rack; the pipeline crosses racks once.
-    fn replication_links(&mut self, writer: u32) -> Vec<(LinkId, f64)> {
+    fn replication_links(&mut self, writer: u32) -> [(LinkId, f64); 4] {
         let rack = self.nodes[writer as usize].rack;
         let racks = self.cluster.racks as u32;
         let other = (rack + 1 + self.rng.below(racks as usize - 1) as u32) % racks;
         let target = other * self.cluster.nodes_per_rack as u32
             + self.rng.below(self.cluster.nodes_per_rack) as u32;
-        vec![
+        [
             (self.link_out(writer), 1.0),
             (self.link_up(rack), 1.0),
             (self.link_down(other), 1.0),
@@ -1441,7 +1441,7 @@ impl<'a> Sim<'a> {
 
     // ---- network ----------------------------------------------------------------------------
 
-    fn add_flow(&mut self, bytes: f64, links: Vec<(LinkId, f64)>, tag: u64) -> Option<FlowId> {
+    fn add_flow(&mut self, bytes: f64, links: &[(LinkId, f64)], tag: u64) -> Option<FlowId> {
         let f = self.net.add(self.now, bytes, links, tag);
         // The tick first: a completion is only scheduled up to the next tick, and without one
         // a flow on a sliver of leftover capacity would be scheduled near the end of time.
@@ -1456,35 +1456,36 @@ impl<'a> Sim<'a> {
 
     /// If the flow ends before the next re-solve at its current rate, schedule its end.
     fn schedule_flow_done(&mut self, f: FlowId) {
-        let flow = self.net.flow(f);
-        if flow.rate <= 0.0 {
+        let rate = self.net.rate(f);
+        if rate <= 0.0 {
             return;
         }
-        let at = flow
-            .updated_ms
-            .saturating_add((flow.remaining / flow.rate).ceil() as u64);
+        let at = self
+            .net
+            .updated_ms(f)
+            .saturating_add((self.net.remaining(f) / rate).ceil() as u64);
         let Some(next_tick) = self.net_tick_at else {
             return;
         };
         if at <= next_tick {
-            let generation = flow.generation;
+            let generation = self.net.generation(f);
             self.push(at.max(self.now), Ev::FlowDone(f as u32, generation));
         }
     }
 
     /// Advances a flow to now and books the bytes it moved.
     fn sync_flow(&mut self, f: FlowId) {
-        let moved = self.net.sync(f, self.now).bytes;
+        let moved = self.net.sync(f, self.now);
         if moved <= 0.0 {
             return;
         }
-        let (kind, j, t) = unowner(self.net.flow(f).owner);
+        let (kind, j, t) = unowner(self.net.owner(f));
         let minute = (self.now / 60_000) as usize;
         match kind {
             OWN_MAP_READ => {
                 let _ = t;
                 // A split read crosses racks when its path holds the rack links.
-                if self.net.flow(f).links.len() == 4 {
+                if self.net.links(f).len() == 4 {
                     self.collector.cross_rack(minute, 0.0, moved, 0.0);
                 }
             }
@@ -1506,11 +1507,11 @@ impl<'a> Sim<'a> {
     }
 
     fn flow_done(&mut self, f: FlowId, generation: u64) {
-        if !self.net.is_live(f) || self.net.flow(f).generation != generation {
+        if !self.net.is_live(f) || self.net.generation(f) != generation {
             return;
         }
         self.sync_flow(f);
-        if self.net.flow(f).remaining > 0.0 {
+        if self.net.remaining(f) > 0.0 {
             self.schedule_flow_done(f);
             return;
         }
@@ -1518,8 +1519,7 @@ impl<'a> Sim<'a> {
     }
 
     fn complete_flow(&mut self, f: FlowId) {
-        let flow = self.net.remove(f);
-        let (kind, j, t) = unowner(flow.owner);
+        let (kind, j, t) = unowner(self.net.remove(f));
         match kind {
             OWN_MAP_READ => self.map_compute(j, t),
             OWN_MAP_REPL => self.map_done(j, t),
@@ -1550,7 +1550,7 @@ impl<'a> Sim<'a> {
                 continue;
             }
             self.sync_flow(f);
-            if self.net.flow(f).remaining <= 0.0 {
+            if self.net.remaining(f) <= 0.0 {
                 self.complete_flow(f);
             }
         }
@@ -1566,7 +1566,7 @@ impl<'a> Sim<'a> {
             task.links_stale = false;
             if let Some(f) = task.remote_flow {
                 let links = self.remote_links(j, r);
-                self.net.set_links(f, links);
+                self.net.set_links(f, &links);
             }
         }
         if self.net.is_dirty() {
