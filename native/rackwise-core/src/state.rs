@@ -81,9 +81,9 @@ impl Job {
         let Some(shares) = &self.reduce_shares else {
             return QuotaState::NoQuota;
         };
-        let quotas = sarp::apportion(self.known_reduces(pending_reduces), shares);
+        let quota = sarp::apportioned(self.known_reduces(pending_reduces), shares, rack);
         let placed = self.reduces_by_rack.get(rack).copied().unwrap_or(0);
-        if placed < quotas.get(rack).copied().unwrap_or(0) {
+        if placed < quota {
             QuotaState::Under
         } else {
             QuotaState::Used

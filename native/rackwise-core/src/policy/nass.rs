@@ -177,31 +177,40 @@ pub(super) fn rank(
     // An entry repeated in a later category could never be chosen: the first satisfiable one
     // wins. Emit each (app, priority, locality) once.
     let mut emitted = BTreeSet::new();
+    // What each (job, ask) of the window admits in the current category, in job then ask
+    // order: worked out once per category rather than once per locality slot.
+    let mut admitted: Vec<(&Candidate, &Ask, &[Locality])> = Vec::new();
     for current in windows {
         let in_window: Vec<&Candidate> =
             candidates.iter().filter(|c| window(c) == current).collect();
         for category in order {
+            admitted.clear();
+            for candidate in &in_window {
+                for ask in candidate.app.asks.values() {
+                    admitted.push((
+                        candidate,
+                        ask,
+                        category.admits(candidate, ask, policy, offer),
+                    ));
+                }
+            }
             // Locality is the outer loop inside a category, so every job's data-local map on
             // a preferred rack comes before any job's remote one.
             for slot in 0..3 {
-                for candidate in &in_window {
-                    for ask in candidate.app.asks.values() {
-                        let Some(locality) =
-                            category.admits(candidate, ask, policy, offer).get(slot)
-                        else {
-                            continue;
-                        };
-                        if !emitted.insert((candidate.id, ask.priority, *locality)) {
-                            continue;
-                        }
-                        preferred |= category.is_preferred(saturated);
-                        entries.push(PlanEntry {
-                            app: candidate.id.clone(),
-                            priority: ask.priority,
-                            locality: *locality,
-                            reason: format!("nass:{state}:{}", category.label()),
-                        });
+                for &(candidate, ask, localities) in &admitted {
+                    let Some(locality) = localities.get(slot) else {
+                        continue;
+                    };
+                    if !emitted.insert((candidate.id, ask.priority, *locality)) {
+                        continue;
                     }
+                    preferred |= category.is_preferred(saturated);
+                    entries.push(PlanEntry {
+                        app: candidate.id.clone(),
+                        priority: ask.priority,
+                        locality: *locality,
+                        reason: format!("nass:{state}:{}", category.label()),
+                    });
                 }
             }
         }

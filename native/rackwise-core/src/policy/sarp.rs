@@ -8,6 +8,7 @@
 
 use crate::protocol::RackName;
 use crate::state::Job;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// The per-rack share of a job's reduces, or `None` when nothing says where its output is.
@@ -33,32 +34,51 @@ pub fn reduce_shares(
     job.samp.as_ref().map(|samp| samp.tentative_shares.clone())
 }
 
-/// Splits `total` into whole counts proportional to `shares` that sum to `total`: floors first,
-/// then one more to the largest remainders (ties to the rack that sorts first).
+/// Splits `total` into whole counts proportional to `shares` that sum to `total` (see
+/// [`apportioned`]); empty when the shares say nothing.
 pub fn apportion(total: u32, shares: &BTreeMap<RackName, f64>) -> BTreeMap<RackName, u32> {
-    let sum: f64 = shares.values().sum();
-    if sum <= 0.0 {
+    if shares.values().sum::<f64>() <= 0.0 {
         return BTreeMap::new();
     }
-    let exact: Vec<(&RackName, f64)> = shares
-        .iter()
-        .map(|(rack, share)| (rack, total as f64 * share / sum))
-        .collect();
-    let mut counts: BTreeMap<RackName, u32> = exact
-        .iter()
-        .map(|(rack, x)| ((*rack).clone(), x.floor() as u32))
-        .collect();
-    let mut left = total.saturating_sub(counts.values().sum());
-    let mut by_remainder = exact.clone();
-    by_remainder.sort_by(|a, b| (b.1 - b.1.floor()).total_cmp(&(a.1 - a.1.floor())));
-    for (rack, _) in by_remainder {
-        if left == 0 {
-            break;
-        }
-        *counts.entry(rack.clone()).or_insert(0) += 1;
-        left -= 1;
+    shares
+        .keys()
+        .map(|rack| (rack.clone(), apportioned(total, shares, rack)))
+        .collect()
+}
+
+/// Rack `rack`'s whole count when `total` is split in proportion to `shares` so that the counts
+/// sum to `total`: floors first, then one more to the largest remainders (ties to the rack that
+/// sorts first). Only the asked rack's count is computed: this runs for every shuffle-heavy
+/// reduce ask on every offer, and building every rack's count there dominated a run.
+pub fn apportioned(total: u32, shares: &BTreeMap<RackName, f64>, rack: &RackName) -> u32 {
+    let sum: f64 = shares.values().sum();
+    if sum <= 0.0 {
+        return 0;
     }
-    counts
+    let Some((key, share)) = shares.get_key_value(rack) else {
+        return 0;
+    };
+    let exact = |share: f64| total as f64 * share / sum;
+    let remainder = |x: f64| x - x.floor();
+    let mine = exact(*share);
+    let floors: u32 = shares.values().map(|s| exact(*s).floor() as u32).sum();
+    let left = total.saturating_sub(floors);
+    // The racks that get their extra one before this rack: larger remainders, and equal ones
+    // that sort first.
+    let mut ahead = 0;
+    let mut sorts_first = true;
+    for (other, share) in shares {
+        if std::ptr::eq(other, key) {
+            sorts_first = false;
+            continue;
+        }
+        match remainder(exact(*share)).total_cmp(&remainder(mine)) {
+            Ordering::Greater => ahead += 1,
+            Ordering::Equal if sorts_first => ahead += 1,
+            _ => {}
+        }
+    }
+    mine.floor() as u32 + u32::from(ahead < left)
 }
 
 /// Bytes of shuffle that cross racks when reduces sit as `reduces_by_rack` and map output as
@@ -102,5 +122,6 @@ mod tests {
         assert_eq!(counts.values().copied().collect::<Vec<_>>(), [6, 2, 2]);
         let counts = apportion(4, &thirds);
         assert_eq!(counts.values().copied().collect::<Vec<_>>(), [2, 1, 1]);
+        assert_eq!(apportioned(4, &thirds, &RackName("/d".into())), 0);
     }
 }
