@@ -259,6 +259,9 @@ pub struct ClusterState {
     pub containers: BTreeMap<ContainerId, Container>,
     /// The keys of `containers` by app, so removing an app does not scan every container.
     containers_by_app: BTreeMap<AppId, BTreeSet<ContainerId>>,
+    /// The keys of `containers` by node, so an offer reads its node's containers without
+    /// scanning every running container (NAS's MTS does on every offer).
+    containers_by_node: BTreeMap<NodeId, BTreeSet<ContainerId>>,
     pub measured_rack_load: BTreeMap<RackName, MeasuredLoad>,
     pub measured_host_load: BTreeMap<String, MeasuredLoad>,
     pub history: LearnedHistory,
@@ -419,10 +422,6 @@ impl ClusterState {
                     // The app got a task: its wait (and so its starvation clock) restarts.
                     known.waiting_since_ms = Some(*time_ms);
                 }
-                self.containers_by_app
-                    .entry(app.clone())
-                    .or_default()
-                    .insert(container.clone());
                 if let Some(replaced) = self.containers.insert(
                     container.clone(),
                     Container {
@@ -434,16 +433,15 @@ impl ClusterState {
                         start_ms: *time_ms,
                     },
                 ) {
-                    if replaced.app != *app {
-                        self.unindex(&replaced.app, container);
-                    }
+                    self.unindex(container, &replaced);
                 }
+                self.index(container, app, node);
             }
             Event::ContainerFinished { container, .. } => {
                 let Some(finished) = self.containers.remove(container) else {
                     return;
                 };
-                self.unindex(&finished.app, container);
+                self.unindex(container, &finished);
                 let Some(known) = self.apps.get_mut(&finished.app) else {
                     return;
                 };
@@ -547,13 +545,30 @@ impl ClusterState {
         }
     }
 
-    fn unindex(&mut self, app: &AppId, container: &ContainerId) {
-        if let Some(set) = self.containers_by_app.get_mut(app) {
-            set.remove(container);
-            if set.is_empty() {
-                self.containers_by_app.remove(app);
-            }
-        }
+    /// The running containers on `node`, in container id order (the order of `containers`).
+    pub fn containers_on<'a>(&'a self, node: &NodeId) -> impl Iterator<Item = &'a Container> {
+        self.containers_by_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| self.containers.get(id))
+    }
+
+    fn index(&mut self, container: &ContainerId, app: &AppId, node: &NodeId) {
+        self.containers_by_app
+            .entry(app.clone())
+            .or_default()
+            .insert(container.clone());
+        self.containers_by_node
+            .entry(node.clone())
+            .or_default()
+            .insert(container.clone());
+    }
+
+    /// Drops a container that left `containers` from the app and node indexes.
+    fn unindex(&mut self, container: &ContainerId, removed: &Container) {
+        unindex_in(&mut self.containers_by_app, &removed.app, container);
+        unindex_in(&mut self.containers_by_node, &removed.node, container);
     }
 
     fn remove_app(&mut self, app: &AppId, learned: &mut Vec<LearnedRatio>) {
@@ -561,11 +576,26 @@ impl ClusterState {
             return;
         };
         for container in self.containers_by_app.remove(app).unwrap_or_default() {
-            self.containers.remove(&container);
+            if let Some(removed) = self.containers.remove(&container) {
+                unindex_in(&mut self.containers_by_node, &removed.node, &container);
+            }
         }
         let estimate = removed.job.estimate;
         if removed.is_mapreduce && estimate.source == crate::predictor::RatioSource::Counters {
             learned.push(self.history.learn(&removed.name, estimate.ratio));
+        }
+    }
+}
+
+fn unindex_in<K: Ord>(
+    index: &mut BTreeMap<K, BTreeSet<ContainerId>>,
+    key: &K,
+    container: &ContainerId,
+) {
+    if let Some(set) = index.get_mut(key) {
+        set.remove(container);
+        if set.is_empty() {
+            index.remove(key);
         }
     }
 }

@@ -1,11 +1,12 @@
 //! `Engine::offer_owned` is `Engine::offer` without the clones: the same events through both
 //! give the same responses and the same cluster state, including removing an app's running
-//! containers (indexed by app) when the app goes.
+//! containers (indexed by app and by node) when the app goes.
 
 mod common;
 
 use common::{host, node, queue};
 use rackwise_core::protocol::*;
+use rackwise_core::state::Container;
 use rackwise_core::Engine;
 use std::collections::BTreeMap;
 
@@ -151,4 +152,21 @@ fn offer_owned_gives_the_responses_and_state_of_offer() {
     assert!(state.containers.values().all(|c| c.app.0 != "app_1"));
     assert_eq!(state.containers[&ContainerId("c2".into())].app.0, "app_3");
     assert_eq!(state.containers.len(), 3);
+    // The per-node index agrees with a scan, after a finish, an id reused on another node and
+    // an app's removal.
+    for id in state.nodes.keys() {
+        let scanned: Vec<&Container> = state
+            .containers
+            .values()
+            .filter(|c| &c.node == id)
+            .collect();
+        assert_eq!(
+            state.containers_on(id).collect::<Vec<_>>(),
+            scanned,
+            "{}",
+            id.0
+        );
+    }
+    assert_eq!(state.containers_on(&node(2, 2)).count(), 0);
+    assert_eq!(state.containers_on(&node(2, 3)).count(), 1);
 }

@@ -291,9 +291,8 @@ impl NasState {
         };
         let threshold_bytes = snapshot.threshold_bytes(offer.node, settings);
         let running_output: f64 = state
-            .containers
-            .values()
-            .filter(|c| c.kind == TaskKind::Map && &c.node == offer.node_id)
+            .containers_on(offer.node_id)
+            .filter(|c| c.kind == TaskKind::Map)
             .filter_map(|c| state.apps.get(&c.app))
             .map(|app| predict(app, settings).task_output_bytes)
             .sum();
