@@ -281,6 +281,9 @@ pub struct Sim<'a> {
     node_ids: Vec<NodeId>,
     hosts: Vec<String>,
     rack_names: Vec<RackName>,
+    /// Each node's and each rack's position in name order, for building ask tables.
+    host_rank: Vec<u32>,
+    rack_rank: Vec<u32>,
     jobs: Vec<Job>,
     app_ids: Vec<AppId>,
     queues: Vec<String>,
@@ -350,7 +353,9 @@ impl<'a> Sim<'a> {
             })
             .collect();
         let node_ids = hosts.iter().map(|h| NodeId(format!("{h}:8041"))).collect();
-        let rack_names = (0..r).map(|i| RackName(format!("/r{}", i + 1))).collect();
+        let rack_names: Vec<RackName> = (0..r).map(|i| RackName(format!("/r{}", i + 1))).collect();
+        let host_rank = name_ranks(&hosts);
+        let rack_rank = name_ranks(&rack_names);
         let mut caps = Vec::with_capacity(2 * n + 2 * r);
         let nic = Cluster::mbps_to_bytes_per_ms(cluster.nic_mbps);
         caps.extend(std::iter::repeat_n(nic, 2 * n));
@@ -432,6 +437,8 @@ impl<'a> Sim<'a> {
             node_ids,
             hosts,
             rack_names,
+            host_rank,
+            rack_rank,
             jobs,
             app_ids: (0..specs.len())
                 .map(|j| AppId(format!("app_{j}")))
@@ -920,18 +927,8 @@ impl<'a> Sim<'a> {
                 priority: Priority(PRIORITY_MAP),
                 any: job.pending_maps,
                 resources,
-                racks: job
-                    .rack_count
-                    .iter()
-                    .filter(|(_, c)| **c > 0)
-                    .map(|(r, c)| (self.rack_names[*r as usize].clone(), *c))
-                    .collect(),
-                hosts: job
-                    .host_count
-                    .iter()
-                    .filter(|(_, c)| **c > 0)
-                    .map(|(n, c)| (self.hosts[*n as usize].clone(), *c))
-                    .collect(),
+                racks: by_name(&job.rack_count, &self.rack_names, &self.rack_rank),
+                hosts: by_name(&job.host_count, &self.hosts, &self.host_rank),
             });
         }
         asks
@@ -1633,6 +1630,37 @@ fn hdfs_replicas(rng: &mut Rng, nodes: usize, racks: usize, per_rack: usize) -> 
         (other * per_rack + a) as u32,
         (other * per_rack + b) as u32,
     ]
+}
+
+/// Each name's position in sorted order.
+fn name_ranks<K: Ord>(names: &[K]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..names.len()).collect();
+    order.sort_by(|a, b| names[*a].cmp(&names[*b]));
+    let mut rank = vec![0; names.len()];
+    for (position, index) in order.into_iter().enumerate() {
+        rank[index] = position as u32;
+    }
+    rank
+}
+
+/// The counts above zero keyed by name. They are put in name order first by an integer sort on
+/// each name's rank, so that building the map does not sort hundreds of host names: a map ask
+/// table is rebuilt after every allocation of its job.
+fn by_name<K: Ord + Clone>(
+    counts: &BTreeMap<u32, u32>,
+    names: &[K],
+    rank: &[u32],
+) -> BTreeMap<K, u32> {
+    let mut entries: Vec<(u32, u32, u32)> = counts
+        .iter()
+        .filter(|(_, c)| **c > 0)
+        .map(|(i, c)| (rank[*i as usize], *i, *c))
+        .collect();
+    entries.sort_unstable();
+    entries
+        .into_iter()
+        .map(|(_, i, c)| (names[i as usize].clone(), c))
+        .collect()
 }
 
 fn parse_app(app: &AppId) -> Option<u32> {
