@@ -289,11 +289,18 @@ impl Network {
             self.span[id] = (new_start, len);
         }
         std::mem::swap(&mut self.arena, &mut scratch.arena);
-        for (link, (&sum, &cap)) in scratch.sum_coef.iter().zip(&self.capacity).enumerate() {
-            if sum > 0.0 {
-                scratch.heap.push(Level(cap / sum, link as LinkId, 0));
-            }
-        }
+        // Heapified at once (linear) rather than pushed one by one: most links carry a flow.
+        let mut levels = std::mem::take(&mut scratch.heap).into_vec();
+        levels.extend(
+            scratch
+                .sum_coef
+                .iter()
+                .zip(&self.capacity)
+                .enumerate()
+                .filter(|(_, (&sum, _))| sum > 0.0)
+                .map(|(link, (&sum, &cap))| Level(cap / sum, link as LinkId, 0)),
+        );
+        scratch.heap = BinaryHeap::from(levels);
         // Lazy levels: a link's fair level never falls while flows freeze (a flow frozen at
         // the water level λ <= the link's level ℓ leaves (ℓS - aλ)/(S - a) >= ℓ), so a heap
         // key is a lower bound of its link's level. A popped key below the link's current
