@@ -252,13 +252,16 @@ impl Network {
         self.owner[id]
     }
 
-    /// Ids of live flows, in id order (deterministic).
-    pub fn live_ids(&self) -> Vec<FlowId> {
-        self.is_live
-            .iter()
-            .enumerate()
-            .filter_map(|(id, live)| live.then_some(id))
-            .collect()
+    /// Replaces `ids` with the ids of live flows, in id order (deterministic). The caller keeps
+    /// the buffer: this runs twice per network tick.
+    pub fn live_ids(&self, ids: &mut Vec<FlowId>) {
+        ids.clear();
+        ids.extend(
+            self.is_live
+                .iter()
+                .enumerate()
+                .filter_map(|(id, live)| live.then_some(id)),
+        );
     }
 
     /// Re-solves max-min fair rates of all live flows (weighted progressive filling). Flows

@@ -290,6 +290,8 @@ pub struct Sim<'a> {
     net: Network,
     net_tick_at: Option<u64>,
     stale_links: Vec<(u32, u32)>,
+    /// The live flow ids a network tick walks, kept to reuse the allocation.
+    tick_flows: Vec<FlowId>,
     last_booked_ms: u64,
     idle: Vec<u32>,
     total_pending: u64,
@@ -447,6 +449,7 @@ impl<'a> Sim<'a> {
             net: Network::new(caps),
             net_tick_at: None,
             stale_links: Vec::new(),
+            tick_flows: Vec::new(),
             last_booked_ms: 0,
             idle: Vec::new(),
             total_pending: 0,
@@ -1340,10 +1343,9 @@ impl<'a> Sim<'a> {
     fn remote_links(&self, j: u32, r: u32) -> Vec<(LinkId, f64)> {
         let task = &self.jobs[j as usize].reduces[r as usize];
         let total: f64 = task.remote.iter().sum();
-        let mut links = vec![
-            (self.link_in(task.node), 1.0),
-            (self.link_down(task.rack), 1.0),
-        ];
+        let mut links = Vec::with_capacity(2 + task.remote.len());
+        links.push((self.link_in(task.node), 1.0));
+        links.push((self.link_down(task.rack), 1.0));
         for (s, b) in task.remote.iter().enumerate() {
             if *b > 0.0 && total > 0.0 {
                 links.push((self.link_up(s as u32), b / total));
@@ -1542,7 +1544,9 @@ impl<'a> Sim<'a> {
         let dt = self.now - self.last_booked_ms.min(self.now);
         self.net.book_link_bytes(dt.min(NET_TICK_MS));
         self.last_booked_ms = self.now;
-        for f in self.net.live_ids() {
+        let mut flows = std::mem::take(&mut self.tick_flows);
+        self.net.live_ids(&mut flows);
+        for &f in &flows {
             if !self.net.is_live(f) {
                 continue;
             }
@@ -1553,6 +1557,7 @@ impl<'a> Sim<'a> {
         }
         if self.net.live_flows() == 0 {
             self.net_tick_at = None;
+            self.tick_flows = flows;
             return;
         }
         self.push(next, Ev::NetTick);
@@ -1569,9 +1574,11 @@ impl<'a> Sim<'a> {
         if self.net.is_dirty() {
             self.net.solve();
         }
-        for f in self.net.live_ids() {
+        self.net.live_ids(&mut flows);
+        for &f in &flows {
             self.schedule_flow_done(f);
         }
+        self.tick_flows = flows;
     }
 
     /// NetSat's measurement, the congestion count and the fairness/utilization samples.
