@@ -1,17 +1,30 @@
 package io.rackwise.yarn.stats;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
- * Reads the two MapReduce ApplicationMaster REST documents the poller needs.
+ * Reads the MapReduce ApplicationMaster REST documents the poller needs.
  *
  * <p>The shapes follow the AM's JAXB classes in {@code hadoop-mapreduce-client-app}
- * ({@code JobInfo}, {@code JobCounterInfo}, {@code CounterGroupInfo}, {@code CounterInfo})
- * as rendered by its {@code JAXBContextResolver}: Jersey "natural" JSON with the root element
- * kept, so {@code /jobs/{jobid}} answers {@code {"job":{...}}} and {@code /jobs/{jobid}/counters}
- * answers {@code {"jobCounters":{"id":...,"counterGroup":[{"counterGroupName":...,
- * "counter":[{"name":...,"totalCounterValue":...,"mapCounterValue":...,
- * "reduceCounterValue":...}]}]}}}.
+ * ({@code JobInfo}; {@code TasksInfo}, {@code TaskInfo}; {@code JobTaskCounterInfo},
+ * {@code TaskCounterGroupInfo}, {@code TaskCounterInfo}) as rendered by its
+ * {@code JAXBContextResolver}: Jersey "natural" JSON with the root element kept, so
+ * <ul>
+ *   <li>{@code /jobs/{jobid}} answers {@code {"job":{...,"state":...,"mapsTotal":...,
+ *       "mapsCompleted":...,"reducesTotal":...}}};</li>
+ *   <li>{@code /jobs/{jobid}/tasks?type=m} answers {@code {"tasks":{"task":[{"startTime":...,
+ *       "finishTime":...,"elapsedTime":...,"progress":...,"id":"task_..._m_000003",
+ *       "state":"SUCCEEDED","type":"MAP","successfulAttempt":...,"status":...}]}}}, where
+ *       {@code state} is a {@code TaskState}: NEW, SCHEDULED, RUNNING, SUCCEEDED, FAILED or
+ *       KILLED;</li>
+ *   <li>{@code /jobs/{jobid}/tasks/{taskid}/counters} answers
+ *       {@code {"jobTaskCounters":{"id":"task_...","taskCounterGroup":[{"counterGroupName":...,
+ *       "counter":[{"name":...,"value":...}]}]}}}, the counters of the task's best attempt
+ *       (for a succeeded task, its successful one).</li>
+ * </ul>
  *
  * <p>Anything that does not have that shape is a {@link PollException}: the poller must
  * never turn a page it does not understand into zeros, because the core would take zeros as
@@ -24,6 +37,7 @@ final class AmRestParser {
       "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter";
   static final String MAP_OUTPUT_MATERIALIZED_BYTES = "MAP_OUTPUT_MATERIALIZED_BYTES";
   static final String BYTES_READ = "BYTES_READ";
+  static final String SUCCEEDED = "SUCCEEDED";
 
   private AmRestParser() {
   }
@@ -32,7 +46,7 @@ final class AmRestParser {
   record JobCounts(int mapsTotal, int mapsCompleted, int reducesTotal) {
   }
 
-  /** The two map-side byte counters of {@code /jobs/{jobid}/counters}. */
+  /** The two map-side byte counters of one map task. */
   record MapBytes(long input, long output) {
   }
 
@@ -59,38 +73,88 @@ final class AmRestParser {
   }
 
   /**
-   * Reads the map-side byte counters of a counters document.
+   * Reads the ids of the map tasks of a tasks document ({@code type=m}) that have SUCCEEDED.
    *
-   * <p>A well-formed document that lacks a counter means the AM has not counted any such
-   * bytes: the AM only lists groups that some task has reported, and a job whose input
-   * format is not file based never reports {@code FileInputFormatCounter} at all. Those read
-   * as 0; a document without the {@code jobCounters}/{@code counterGroup} structure is an
-   * error.
+   * <p>Every id must be a map task id of {@code jobId} ({@code job_<ts>_<n>} → {@code
+   * task_<ts>_<n>_m_<number>}): the poller puts these ids into its next URLs, so an id of
+   * any other form is refused rather than requested.
    */
-  static MapBytes parseCounters(JsonNode root) throws PollException {
-    JsonNode jobCounters = root.get("jobCounters");
-    if (jobCounters == null || !jobCounters.isObject()) {
-      throw new PollException("no \"jobCounters\" object in the answer");
+  static Set<String> parseSucceededMaps(JsonNode root, String jobId) throws PollException {
+    JsonNode tasks = root.get("tasks");
+    if (tasks == null) {
+      throw new PollException("no \"tasks\" in the answer");
     }
-    JsonNode groups = jobCounters.get("counterGroup");
+    Set<String> succeeded = new HashSet<>();
+    // Jersey writes a job without tasks of that type as "tasks":null or without the "task"
+    // list; that is "no map has succeeded", not a malformed answer.
+    if (tasks.isNull()) {
+      return succeeded;
+    }
+    if (!tasks.isObject()) {
+      throw new PollException("\"tasks\" is not an object");
+    }
+    JsonNode list = tasks.get("task");
+    if (list == null || list.isNull()) {
+      return succeeded;
+    }
+    Pattern mapTaskId = mapTaskIdPattern(jobId);
+    for (JsonNode task : asArray(list, "task")) {
+      String id = textField(task, "id");
+      if (!mapTaskId.matcher(id).matches()) {
+        throw new PollException("\"" + id + "\" is not a map task id of " + jobId);
+      }
+      if (SUCCEEDED.equals(textField(task, "state")) && !succeeded.add(id)) {
+        throw new PollException("map task " + id + " listed twice");
+      }
+    }
+    return succeeded;
+  }
+
+  /**
+   * Reads the map-side byte counters of one task's counters document.
+   *
+   * <p>A well-formed document that lacks a counter means the task has not counted any such
+   * bytes: a map whose input format is not file based never reports
+   * {@code FileInputFormatCounter} at all. Those read as 0; a document without the
+   * {@code jobTaskCounters} structure, or about another task, is an error.
+   */
+  static MapBytes parseTaskCounters(JsonNode root, String taskId) throws PollException {
+    JsonNode taskCounters = root.get("jobTaskCounters");
+    if (taskCounters == null || !taskCounters.isObject()) {
+      throw new PollException("no \"jobTaskCounters\" object in the answer");
+    }
+    String id = textField(taskCounters, "id");
+    if (!taskId.equals(id)) {
+      throw new PollException("asked for the counters of " + taskId + ", got those of " + id);
+    }
+    JsonNode groups = taskCounters.get("taskCounterGroup");
     long input = 0;
     long output = 0;
-    // A job with no counters at all may come back without the array; that is "nothing
-    // counted yet", not a malformed answer.
+    // A task with no counters at all may come back without the list; that is "nothing
+    // counted", not a malformed answer.
     if (groups != null && !groups.isNull()) {
-      for (JsonNode group : asArray(groups, "counterGroup")) {
+      for (JsonNode group : asArray(groups, "taskCounterGroup")) {
         String groupName = textField(group, "counterGroupName");
         if (FILE_INPUT_COUNTER_GROUP.equals(groupName)) {
-          input = mapCounterValue(group, BYTES_READ, input);
+          input = counterValue(group, BYTES_READ, input);
         } else if (TASK_COUNTER_GROUP.equals(groupName)) {
-          output = mapCounterValue(group, MAP_OUTPUT_MATERIALIZED_BYTES, output);
+          output = counterValue(group, MAP_OUTPUT_MATERIALIZED_BYTES, output);
         }
       }
     }
     return new MapBytes(input, output);
   }
 
-  private static long mapCounterValue(JsonNode group, String counterName, long absent)
+  private static Pattern mapTaskIdPattern(String jobId) {
+    // The poller derives the job id itself, so a bad one is a bug here, not a bad answer.
+    if (!jobId.startsWith("job_")) {
+      throw new IllegalArgumentException("not a job id: " + jobId);
+    }
+    return Pattern.compile(Pattern.quote("task_" + jobId.substring("job_".length()) + "_m_")
+        + "[0-9]+");
+  }
+
+  private static long counterValue(JsonNode group, String counterName, long absent)
       throws PollException {
     JsonNode counters = group.get("counter");
     if (counters == null || counters.isNull()) {
@@ -98,7 +162,7 @@ final class AmRestParser {
     }
     for (JsonNode counter : asArray(counters, "counter")) {
       if (counterName.equals(textField(counter, "name"))) {
-        return longField(counter, "mapCounterValue");
+        return longField(counter, "value");
       }
     }
     return absent;

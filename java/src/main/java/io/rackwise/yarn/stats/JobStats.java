@@ -17,11 +17,11 @@ import java.util.Objects;
  * @param mapsCompleted  map tasks that have finished, whether they succeeded, failed or were
  *                       killed (that is how the AM counts {@code mapsCompleted})
  * @param reducesTotal   reduce tasks of the job
- * @param mapInputBytes  {@code FileInputFormatCounter.BYTES_READ}, map side. The AM sums the
- *                       counters of every map that has reported, running ones included
- * @param mapOutputBytes {@code TaskCounter.MAP_OUTPUT_MATERIALIZED_BYTES}, map side. A map
- *                       only counts these once it writes its final output, so in practice
- *                       this covers the completed maps
+ * @param mapInputBytes  {@code FileInputFormatCounter.BYTES_READ}, summed over the maps that
+ *                       have succeeded (running maps left out: they have read input whose
+ *                       output is not materialised yet)
+ * @param mapOutputBytes {@code TaskCounter.MAP_OUTPUT_MATERIALIZED_BYTES}, summed over the
+ *                       same succeeded maps
  */
 public record JobStats(
     String appId,

@@ -11,9 +11,12 @@ import java.net.URI;
 import java.net.URLConnection;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -48,8 +51,17 @@ import org.slf4j.LoggerFactory;
  * <h2>What is read</h2>
  * Through the ResourceManager's web proxy, {@code <base>/proxy/<appId>/ws/v1/mapreduce/}:
  * {@code jobs/<jobId>} for {@code mapsTotal}, {@code mapsCompleted}, {@code reducesTotal};
- * {@code jobs/<jobId>/counters} for the map-side values ({@code mapCounterValue}) of
+ * {@code jobs/<jobId>/tasks?type=m} for which maps have SUCCEEDED; and, once for each such
+ * map, {@code jobs/<jobId>/tasks/<taskId>/counters} for its
  * {@code FileInputFormatCounter.BYTES_READ} and {@code TaskCounter.MAP_OUTPUT_MATERIALIZED_BYTES}.
+ * The byte figures handed over are the sums over the succeeded maps only. The job's own
+ * counters would be simpler to read but include the running maps, which have read input but
+ * materialise their output only when they finish; during the map phase that makes a
+ * shuffle-heavy job look shuffle-light, just when its reduces are placed.
+ *
+ * <p>A succeeded task's counters no longer change, so each is fetched once and kept in the
+ * app's {@link Tracked}. A map the AM takes back from SUCCEEDED (its node was lost with its
+ * output, so it runs again) is dropped from the sums and read again once it succeeds again.
  * The job id carries the application id's numbers ({@code application_<ts>_<n>} →
  * {@code job_<ts>_<n>}), which is how the MR client names the job of an MR app.
  *
@@ -59,10 +71,15 @@ import org.slf4j.LoggerFactory;
  * 401/403. All of these mean "unknown now": nothing is emitted for that app in that cycle (the
  * core keeps what it knew), the failure is counted ({@link #pollFailures()}), the app's first
  * failure is logged at INFO and later ones at DEBUG, and polling goes on. Redirects are
- * deliberately not followed: the only places they lead are HTML pages.
+ * deliberately not followed: the only places they lead are HTML pages. When one map's
+ * counters cannot be read, nothing is emitted either: the sums would lack a succeeded map
+ * and so be a partial reading. The counters already read are kept, and the failed ones are
+ * asked for again in the next cycle.
  *
  * <h2>Not supported yet</h2>
- * Plain HTTP only. With {@code yarn.http.policy=HTTPS_ONLY} the configuration-derived base
+ * Plain HTTP only. A tasks document takes about 250 bytes per map, so a job of more than
+ * about 30,000 maps exceeds {@link #MAX_BODY_BYTES} and is never read (counted and logged as
+ * a failure). With {@code yarn.http.policy=HTTPS_ONLY} the configuration-derived base
  * URL is null and nothing is polled (logged once at WARN). SPNEGO/Kerberos-protected web
  * endpoints answer 401, which is counted as a failure like any other.
  */
@@ -83,8 +100,9 @@ public final class JobStatsPoller implements AutoCloseable {
   public static final String THREAD_NAME = "rackwise-job-stats-poller";
 
   /**
-   * Upper bound of one answer. A counters document is tens of KB even with many user
-   * counters; the cap only protects the RM's heap from something that is not an AM.
+   * Upper bound of one answer. A counters document is a few KB even with many user
+   * counters, a tasks document about 250 bytes per map; the cap protects the RM's heap from
+   * something that is not an AM.
    */
   static final int MAX_BODY_BYTES = 8 * 1024 * 1024;
 
@@ -96,14 +114,18 @@ public final class JobStatsPoller implements AutoCloseable {
   private static final class Tracked {
     final ApplicationId appId;
     final String appIdString;
+    final String jobId;
     final String jobPath;
+    /** Map-side bytes of each map counted so far, by task id; all of them SUCCEEDED. */
+    final Map<String, AmRestParser.MapBytes> succeededMaps = new HashMap<>();
     JobStats lastEmitted;
     boolean failureLogged;
 
     Tracked(ApplicationId appId) {
       this.appId = appId;
       this.appIdString = appId.toString();
-      this.jobPath = "/proxy/" + appIdString + "/ws/v1/mapreduce/jobs/" + jobIdOf(appId);
+      this.jobId = jobIdOf(appId);
+      this.jobPath = "/proxy/" + appIdString + "/ws/v1/mapreduce/jobs/" + jobId;
     }
   }
 
@@ -371,8 +393,7 @@ public final class JobStatsPoller implements AutoCloseable {
         LOG.debug("{}: job not initialised yet, no figures", app.appIdString);
         return;
       }
-      AmRestParser.MapBytes bytes =
-          AmRestParser.parseCounters(getJson(base + app.jobPath + "/counters"));
+      AmRestParser.MapBytes bytes = succeededMapBytes(base, app);
       stats = new JobStats(app.appIdString, counts.mapsTotal(), counts.mapsCompleted(),
           counts.reducesTotal(), bytes.input(), bytes.output());
     } catch (PollException | RuntimeException e) {
@@ -403,6 +424,41 @@ public final class JobStatsPoller implements AutoCloseable {
       return;
     }
     emitted.incrementAndGet();
+  }
+
+  /**
+   * Brings the app's succeeded maps up to date with the AM's task list and sums their bytes.
+   * Throws if any succeeded map's counters cannot be read, so that no sum missing a succeeded
+   * map is ever emitted; the maps read before the failure stay counted.
+   */
+  private AmRestParser.MapBytes succeededMapBytes(String base, Tracked app)
+      throws PollException {
+    Set<String> succeeded = AmRestParser.parseSucceededMaps(
+        getJson(base + app.jobPath + "/tasks?type=m"), app.jobId);
+    // A map taken back from SUCCEEDED no longer has its output; it is read again once it
+    // succeeds again (its new attempt's counters).
+    app.succeededMaps.keySet().retainAll(succeeded);
+    for (String taskId : succeeded) {
+      if (app.succeededMaps.containsKey(taskId)) {
+        continue;
+      }
+      if (stopped.getCount() == 0) {
+        // A job may have thousands of maps to read; stop() must not wait for them all.
+        throw new PollException("poller stopped");
+      }
+      app.succeededMaps.put(taskId, AmRestParser.parseTaskCounters(
+          getJson(base + app.jobPath + "/tasks/" + taskId + "/counters"), taskId));
+    }
+    // Summed anew each cycle rather than kept as running totals, so that a map dropped above
+    // needs no subtraction; a loop over the maps costs less than the tasks document already
+    // parsed.
+    long input = 0;
+    long output = 0;
+    for (AmRestParser.MapBytes bytes : app.succeededMaps.values()) {
+      input = Math.addExact(input, bytes.input());
+      output = Math.addExact(output, bytes.output());
+    }
+    return new AmRestParser.MapBytes(input, output);
   }
 
   /** GET one JSON document, or explain why there is none. */

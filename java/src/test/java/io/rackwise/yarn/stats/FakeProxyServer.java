@@ -10,7 +10,9 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -65,6 +67,8 @@ final class FakeProxyServer implements AutoCloseable {
   private final Map<String, Answer> answers = new ConcurrentHashMap<>();
   private final Map<String, AtomicInteger> hits = new ConcurrentHashMap<>();
   final List<String> acceptHeaders = new CopyOnWriteArrayList<>();
+  /** Query strings asked with each path, in order ("" for none). */
+  final Map<String, List<String>> queries = new ConcurrentHashMap<>();
   final CountDownLatch hangEntered = new CountDownLatch(1);
 
   FakeProxyServer() throws IOException {
@@ -105,21 +109,61 @@ final class FakeProxyServer implements AutoCloseable {
     return "/proxy/" + appId + "/ws/v1/mapreduce/jobs/" + JobStatsPoller.jobIdOf(appId);
   }
 
-  static String countersPath(ApplicationId appId) {
-    return jobPath(appId) + "/counters";
+  static String tasksPath(ApplicationId appId) {
+    return jobPath(appId) + "/tasks";
   }
 
-  /** Serves a running job with these figures at both paths of {@code appId}. */
+  /** The id the AM gives map {@code k} of the job of {@code appId}. */
+  static String mapTaskId(ApplicationId appId, int k) {
+    return String.format(Locale.ROOT, "task_%d_%04d_m_%06d", appId.getClusterTimestamp(),
+        appId.getId(), k);
+  }
+
+  static String taskCountersPath(ApplicationId appId, String taskId) {
+    return tasksPath(appId) + "/" + taskId + "/counters";
+  }
+
+  /** One map task of a served job: its state and its map-side byte counters. */
+  record MapTask(String state, long inputBytes, long outputBytes) {
+  }
+
+  /**
+   * Serves a running job whose first {@code mapsCompleted} maps have SUCCEEDED, each having
+   * read {@code inputBytesPerMap} and materialised {@code outputBytesPerMap}, and whose other
+   * maps are RUNNING (the first of them) or SCHEDULED. Running maps serve counters too, with
+   * input read but no output yet, as the AM does, so a poller that reads them is caught.
+   */
   void serveJob(ApplicationId appId, int mapsTotal, int mapsCompleted, int reducesTotal,
-                long mapInputBytes, long mapOutputBytes) {
-    put(jobPath(appId), Answer.json(jobJson(appId, "RUNNING", mapsTotal, mapsCompleted,
+                long inputBytesPerMap, long outputBytesPerMap) {
+    List<MapTask> maps = new ArrayList<>();
+    for (int k = 0; k < mapsTotal; k++) {
+      maps.add(k < mapsCompleted
+          ? new MapTask("SUCCEEDED", inputBytesPerMap, outputBytesPerMap)
+          : k == mapsCompleted
+              ? new MapTask("RUNNING", inputBytesPerMap / 2, 0)
+              : new MapTask("SCHEDULED", 0, 0));
+    }
+    serveJob(appId, mapsCompleted, reducesTotal, maps);
+  }
+
+  /** Serves a running job with these maps at its job, tasks and task counters paths. */
+  void serveJob(ApplicationId appId, int mapsCompleted, int reducesTotal, List<MapTask> maps) {
+    put(jobPath(appId), Answer.json(jobJson(appId, "RUNNING", maps.size(), mapsCompleted,
         reducesTotal)));
-    put(countersPath(appId), Answer.json(countersJson(appId, mapInputBytes, mapOutputBytes)));
+    put(tasksPath(appId), Answer.json(tasksJson(appId, maps)));
+    for (int k = 0; k < maps.size(); k++) {
+      String taskId = mapTaskId(appId, k);
+      put(taskCountersPath(appId, taskId), Answer.json(taskCountersJson(taskId,
+          maps.get(k).inputBytes(), maps.get(k).outputBytes())));
+    }
   }
 
   private void handle(HttpExchange ex) throws IOException {
     String path = ex.getRequestURI().getPath();
     hits.computeIfAbsent(path, p -> new AtomicInteger()).incrementAndGet();
+    String query = ex.getRequestURI().getRawQuery();
+    queries.computeIfAbsent(path, p -> new CopyOnWriteArrayList<>())
+        .add(query == null ? "" : query);
     String accept = ex.getRequestHeaders().getFirst("Accept");
     acceptHeaders.add(accept == null ? "" : accept);
     Answer a = answers.get(path);
@@ -198,50 +242,68 @@ final class FakeProxyServer implements AutoCloseable {
   }
 
   /**
-   * {@code GET /ws/v1/mapreduce/jobs/{jobid}/counters}: a JobCounterInfo under a
-   * "jobCounters" root. Map and total values differ on purpose (the reduce side adds to the
-   * totals), so a test sees whether the map-side value was read.
+   * {@code GET /ws/v1/mapreduce/jobs/{jobid}/tasks?type=m}: a TasksInfo under a "tasks" root,
+   * map k carrying the id {@link #mapTaskId} gives it.
    */
-  static String countersJson(ApplicationId appId, long mapInputBytes, long mapOutputBytes) {
+  static String tasksJson(ApplicationId appId, List<MapTask> maps) {
+    ObjectNode tasks = JSON.createObjectNode();
+    ArrayNode list = tasks.putArray("task");
+    for (int k = 0; k < maps.size(); k++) {
+      String state = maps.get(k).state();
+      boolean done = state.equals("SUCCEEDED");
+      ObjectNode task = list.addObject();
+      task.put("startTime", 1700000100000L + k);
+      task.put("finishTime", done ? 1700000160000L + k : 0);
+      task.put("elapsedTime", 60000);
+      task.put("progress", done ? 100.0 : 0.0);
+      task.put("id", mapTaskId(appId, k));
+      task.put("state", state);
+      task.put("type", "MAP");
+      task.put("successfulAttempt", done
+          ? mapTaskId(appId, k).replace("task_", "attempt_") + "_0" : "");
+      task.put("status", done ? "map > sort" : "");
+    }
+    ObjectNode root = JSON.createObjectNode();
+    root.set("tasks", tasks);
+    return root.toString();
+  }
+
+  /**
+   * {@code GET /ws/v1/mapreduce/jobs/{jobid}/tasks/{taskid}/counters}: a JobTaskCounterInfo
+   * under a "jobTaskCounters" root, with the groups a real map reports. A counter of the same
+   * name in another group is there on purpose, so a test sees whether the group was checked.
+   */
+  static String taskCountersJson(String taskId, long inputBytes, long outputBytes) {
     ObjectNode counters = JSON.createObjectNode();
-    counters.put("id", JobStatsPoller.jobIdOf(appId));
-    ArrayNode groups = counters.putArray("counterGroup");
+    counters.put("id", taskId);
+    ArrayNode groups = counters.putArray("taskCounterGroup");
 
     ObjectNode fs = groups.addObject();
     fs.put("counterGroupName", "org.apache.hadoop.mapreduce.FileSystemCounter");
     ArrayNode fsc = fs.putArray("counter");
-    counter(fsc, "FILE_BYTES_READ", 480, 0, 480);
-    counter(fsc, "HDFS_BYTES_READ", mapInputBytes + 3000, mapInputBytes + 3000, 0);
-    counter(fsc, "BYTES_READ", 99, 77, 22); // same name as below, other group
+    counter(fsc, "FILE_BYTES_WRITTEN", outputBytes + 480);
+    counter(fsc, "HDFS_BYTES_READ", inputBytes + 150);
+    counter(fsc, "BYTES_READ", 99); // same name as below, other group
 
     ObjectNode task = groups.addObject();
     task.put("counterGroupName", "org.apache.hadoop.mapreduce.TaskCounter");
     ArrayNode tc = task.putArray("counter");
-    counter(tc, "MAP_INPUT_RECORDS", 1000, 1000, 0);
-    counter(tc, "MAP_OUTPUT_RECORDS", 5000, 5000, 0);
-    counter(tc, "MAP_OUTPUT_BYTES", mapOutputBytes * 2, mapOutputBytes * 2, 0);
-    counter(tc, "MAP_OUTPUT_MATERIALIZED_BYTES", mapOutputBytes + 555, mapOutputBytes, 555);
-    counter(tc, "REDUCE_SHUFFLE_BYTES", 555, 0, 555);
+    counter(tc, "MAP_INPUT_RECORDS", 1000);
+    counter(tc, "MAP_OUTPUT_RECORDS", 5000);
+    counter(tc, "MAP_OUTPUT_BYTES", outputBytes * 2);
+    counter(tc, "MAP_OUTPUT_MATERIALIZED_BYTES", outputBytes);
+    counter(tc, "SPILLED_RECORDS", 5000);
 
     ObjectNode in = groups.addObject();
     in.put("counterGroupName", "org.apache.hadoop.mapreduce.lib.input.FileInputFormatCounter");
-    counter(in.putArray("counter"), "BYTES_READ", mapInputBytes + 111, mapInputBytes, 111);
-
-    ObjectNode out = groups.addObject();
-    out.put("counterGroupName",
-        "org.apache.hadoop.mapreduce.lib.output.FileOutputFormatCounter");
-    counter(out.putArray("counter"), "BYTES_WRITTEN", 321, 0, 321);
+    counter(in.putArray("counter"), "BYTES_READ", inputBytes);
 
     ObjectNode root = JSON.createObjectNode();
-    root.set("jobCounters", counters);
+    root.set("jobTaskCounters", counters);
     return root.toString();
   }
 
-  private static void counter(ArrayNode list, String name, long total, long map, long reduce) {
-    list.addObject()
-        .put("name", name)
-        .put("totalCounterValue", total)
-        .put("mapCounterValue", map)
-        .put("reduceCounterValue", reduce);
+  private static void counter(ArrayNode list, String name, long value) {
+    list.addObject().put("name", name).put("value", value);
   }
 }

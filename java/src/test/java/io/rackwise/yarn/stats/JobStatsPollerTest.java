@@ -2,8 +2,10 @@ package io.rackwise.yarn.stats;
 
 import static io.rackwise.yarn.testing.Waiting.awaitTrue;
 import static io.rackwise.yarn.testing.Waiting.threadAlive;
-import static io.rackwise.yarn.stats.FakeProxyServer.countersPath;
 import static io.rackwise.yarn.stats.FakeProxyServer.jobPath;
+import static io.rackwise.yarn.stats.FakeProxyServer.mapTaskId;
+import static io.rackwise.yarn.stats.FakeProxyServer.taskCountersPath;
+import static io.rackwise.yarn.stats.FakeProxyServer.tasksPath;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -13,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.rackwise.yarn.stats.FakeProxyServer.Answer;
+import io.rackwise.yarn.stats.FakeProxyServer.MapTask;
 import java.io.StringWriter;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,7 +63,7 @@ class JobStatsPollerTest {
   }
 
   @Test
-  void readsFiguresFromJobAndCountersResources() {
+  void readsFiguresFromJobTasksAndTaskCountersResources() {
     server.serveJob(APP, 40, 12, 5, 1_234_567_890L, 987_654_321L);
     JobStatsPoller p = poller(60_000, 2000);
     assertTrue(p.track(APP, "MAPREDUCE"));
@@ -68,11 +71,16 @@ class JobStatsPollerTest {
     p.pollOnce();
 
     List<JobStats> got = p.drain();
-    assertEquals(List.of(new JobStats(APP.toString(), 40, 12, 5, 1_234_567_890L,
-        987_654_321L)), got);
+    assertEquals(List.of(new JobStats(APP.toString(), 40, 12, 5, 12 * 1_234_567_890L,
+        12 * 987_654_321L)), got);
     assertEquals(0, p.pollFailures());
     assertEquals(1, server.hits(jobPath(APP)));
-    assertEquals(1, server.hits(countersPath(APP)));
+    assertEquals(List.of("type=m"), server.queries.get(tasksPath(APP)));
+    for (int k = 0; k < 40; k++) {
+      // The counters of the succeeded maps only; the running and scheduled ones are not read.
+      assertEquals(k < 12 ? 1 : 0, server.hits(taskCountersPath(APP, mapTaskId(APP, k))),
+          "map " + k);
+    }
     // The AM resources produce XML too; the poller must ask for JSON.
     assertTrue(server.acceptHeaders.stream().allMatch(h -> h.equals("application/json")),
         server.acceptHeaders.toString());
@@ -100,9 +108,9 @@ class JobStatsPollerTest {
     p.pollOnce();
     assertEquals(List.of(), p.drain());
 
-    server.serveJob(APP, 10, 3, 1, 1500, 700);
+    server.serveJob(APP, 10, 3, 1, 1000, 500);
     p.pollOnce();
-    assertEquals(List.of(new JobStats(APP.toString(), 10, 3, 1, 1500, 700)), p.drain());
+    assertEquals(List.of(new JobStats(APP.toString(), 10, 3, 1, 3000, 1500)), p.drain());
     assertEquals(2, p.emittedCount());
   }
 
@@ -112,7 +120,7 @@ class JobStatsPollerTest {
     p.track(APP);
     server.serveJob(APP, 10, 1, 1, 100, 10);
     p.pollOnce();
-    server.serveJob(APP, 10, 2, 1, 200, 20);
+    server.serveJob(APP, 10, 2, 1, 100, 10);
     p.pollOnce();
     assertEquals(List.of(new JobStats(APP.toString(), 10, 2, 1, 200, 20)), p.drain());
   }
@@ -176,16 +184,41 @@ class JobStatsPollerTest {
         Arguments.of("negative figure",
             (Consumer<FakeProxyServer>) s -> s.put(jobPath(APP),
                 Answer.json(FakeProxyServer.jobJson(APP, "RUNNING", 10, -1, 1)))),
-        Arguments.of("counters resource fails while the job resource works",
-            (Consumer<FakeProxyServer>) s -> s.put(countersPath(APP),
+        Arguments.of("tasks resource fails while the job resource works",
+            (Consumer<FakeProxyServer>) s -> s.put(tasksPath(APP),
                 Answer.of(500, "text/html", html))),
-        Arguments.of("counters JSON without jobCounters",
-            (Consumer<FakeProxyServer>) s -> s.put(countersPath(APP),
-                Answer.json("{\"counterGroup\":[]}"))),
+        Arguments.of("tasks JSON without tasks",
+            (Consumer<FakeProxyServer>) s -> s.put(tasksPath(APP),
+                Answer.json("{\"task\":[]}"))),
+        Arguments.of("task without a state",
+            (Consumer<FakeProxyServer>) s -> s.put(tasksPath(APP),
+                Answer.json(FakeProxyServer.tasksJson(APP, sixOfTenSucceeded())
+                    .replace("\"state\":\"SUCCEEDED\",", "")))),
+        Arguments.of("task id of another job",
+            (Consumer<FakeProxyServer>) s -> s.put(tasksPath(APP),
+                Answer.json(FakeProxyServer.tasksJson(OTHER, sixOfTenSucceeded())))),
+        Arguments.of("newly succeeded map's counters fail",
+            (Consumer<FakeProxyServer>) s -> s.put(taskCountersPath(APP, mapTaskId(APP, 5)),
+                Answer.of(500, "text/html", html))),
+        Arguments.of("task counters JSON without jobTaskCounters",
+            (Consumer<FakeProxyServer>) s -> s.put(taskCountersPath(APP, mapTaskId(APP, 5)),
+                Answer.json("{\"taskCounterGroup\":[]}"))),
+        Arguments.of("task counters of another task",
+            (Consumer<FakeProxyServer>) s -> s.put(taskCountersPath(APP, mapTaskId(APP, 5)),
+                Answer.json(FakeProxyServer.taskCountersJson(mapTaskId(APP, 4), 1000, 2000)))),
         Arguments.of("counter value not a number",
-            (Consumer<FakeProxyServer>) s -> s.put(countersPath(APP),
-                Answer.json(FakeProxyServer.countersJson(APP, 1, 1)
-                    .replace("\"mapCounterValue\":1,", "\"mapCounterValue\":\"lots\",")))));
+            (Consumer<FakeProxyServer>) s -> s.put(taskCountersPath(APP, mapTaskId(APP, 5)),
+                Answer.json(FakeProxyServer.taskCountersJson(mapTaskId(APP, 5), 1000, 2000)
+                    .replace("\"value\":2000}", "\"value\":\"lots\"}")))));
+  }
+
+  /** The maps of {@code serveJob(APP, 10, 6, 2, 1000, 2000)}. */
+  private static List<MapTask> sixOfTenSucceeded() {
+    List<MapTask> maps = new ArrayList<>();
+    for (int k = 0; k < 10; k++) {
+      maps.add(k < 6 ? new MapTask("SUCCEEDED", 1000, 2000) : new MapTask("RUNNING", 500, 0));
+    }
+    return maps;
   }
 
   @ParameterizedTest(name = "{0}")
@@ -193,12 +226,13 @@ class JobStatsPollerTest {
   void unusableAnswerEmitsNothingAndIsCounted(String name, Consumer<FakeProxyServer> breakIt) {
     JobStatsPoller p = poller(60_000, 2000);
     p.track(APP);
-    server.serveJob(APP, 10, 4, 2, 4000, 9000);
+    server.serveJob(APP, 10, 4, 2, 1000, 2000);
     p.pollOnce();
     JobStats before = p.drain().get(0);
 
-    // Figures change behind a broken answer; nothing (in particular no zeros) may come out.
-    server.serveJob(APP, 10, 6, 2, 6000, 12000);
+    // Figures change behind a broken answer; nothing (in particular no zeros, nor the sums
+    // without the map whose counters are broken) may come out.
+    server.serveJob(APP, 10, 6, 2, 1000, 2000);
     breakIt.accept(server);
     p.pollOnce();
     p.pollOnce();
@@ -207,12 +241,10 @@ class JobStatsPollerTest {
     assertEquals(1, p.emittedCount());
 
     // Once the AM answers properly again, figures flow again.
-    server.serveJob(APP, 10, 6, 2, 6000, 12000);
+    server.serveJob(APP, 10, 6, 2, 1000, 2000);
     p.pollOnce();
-    List<JobStats> after = p.drain();
-    assertEquals(1, after.size());
-    assertEquals(6, after.get(0).mapsCompleted());
-    assertEquals(before.mapsTotal(), after.get(0).mapsTotal());
+    assertEquals(List.of(new JobStats(APP.toString(), before.mapsTotal(), 6, 2, 6000, 12000)),
+        p.drain());
     assertEquals(2, p.pollFailures());
   }
 
@@ -241,50 +273,141 @@ class JobStatsPollerTest {
 
     assertTrue(tookMs < 5_000, "a poll cycle must be bounded by the timeout, took " + tookMs);
     assertEquals(1, p.pollFailures());
-    assertEquals(List.of(new JobStats(OTHER.toString(), 5, 5, 1, 10, 20)), p.drain());
+    assertEquals(List.of(new JobStats(OTHER.toString(), 5, 5, 1, 50, 100)), p.drain());
   }
 
   @Test
   void jobNotYetInitialisedGivesNothingButIsNoFailure() {
     // A NEW job has no task objects yet, so its mapsTotal of 0 means "not decided".
     server.put(jobPath(APP), Answer.json(FakeProxyServer.jobJson(APP, "NEW", 0, 0, 0)));
-    server.put(countersPath(APP), Answer.json(FakeProxyServer.countersJson(APP, 0, 0)));
     JobStatsPoller p = poller(60_000, 2000);
     p.track(APP);
     p.pollOnce();
     assertEquals(List.of(), p.drain());
     assertEquals(0, p.pollFailures());
-    assertEquals(0, server.hits(countersPath(APP)));
+    assertEquals(0, server.hits(tasksPath(APP)));
   }
 
   @Test
-  void countersNotReportedYetReadAsZero() {
-    // A valid counters document without the groups: no task has counted such bytes yet (or
-    // the input format is not file based). That is a real reading, unlike a failed answer.
-    server.put(jobPath(APP), Answer.json(FakeProxyServer.jobJson(APP, "RUNNING", 3, 0, 1)));
-    server.put(countersPath(APP), Answer.json(
-        "{\"jobCounters\":{\"id\":\"" + JobStatsPoller.jobIdOf(APP) + "\",\"counterGroup\":["
-            + "{\"counterGroupName\":\"org.apache.hadoop.mapreduce.JobCounter\",\"counter\":["
-            + "{\"name\":\"TOTAL_LAUNCHED_MAPS\",\"totalCounterValue\":3,"
-            + "\"mapCounterValue\":0,\"reduceCounterValue\":0}]}]}}"));
+  void bytesAreThoseOfTheSucceededMapsOnly() {
+    // The AM's job counters would add the running maps' input, which has no output yet.
+    // mapsCompleted counts the failed and killed maps too, as the AM does.
+    server.serveJob(APP, 4, 2, List.of(
+        new MapTask("SUCCEEDED", 100_000, 104_000),
+        new MapTask("RUNNING", 60_000, 0),
+        new MapTask("SUCCEEDED", 200_000, 208_000),
+        new MapTask("SCHEDULED", 0, 0),
+        new MapTask("FAILED", 30_000, 0),
+        new MapTask("KILLED", 10_000, 0)));
     JobStatsPoller p = poller(60_000, 2000);
     p.track(APP);
     p.pollOnce();
-    assertEquals(List.of(new JobStats(APP.toString(), 3, 0, 1, 0, 0)), p.drain());
+    assertEquals(List.of(new JobStats(APP.toString(), 6, 4, 2, 300_000, 312_000)), p.drain());
+    for (int k : new int[] {1, 3, 4, 5}) {
+      assertEquals(0, server.hits(taskCountersPath(APP, mapTaskId(APP, k))), "map " + k);
+    }
+  }
+
+  @Test
+  void eachSucceededMapsCountersAreFetchedOnce() {
+    server.serveJob(APP, 5, 2, 1, 1000, 1500);
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+    p.pollOnce();
+    p.pollOnce();
+    server.serveJob(APP, 5, 4, 1, 1000, 1500);
+    p.pollOnce();
+    p.pollOnce();
+
+    assertEquals(List.of(new JobStats(APP.toString(), 5, 4, 1, 4000, 6000)), p.drain());
+    assertEquals(4, server.hits(tasksPath(APP)));
+    for (int k = 0; k < 5; k++) {
+      assertEquals(k < 4 ? 1 : 0, server.hits(taskCountersPath(APP, mapTaskId(APP, k))),
+          "map " + k);
+    }
+  }
+
+  @Test
+  void aMapTakenBackFromSucceededLeavesTheSumsUntilItSucceedsAgain() {
+    // The AM moves a succeeded map back to SCHEDULED when the node holding its output is
+    // lost; its output has to be made again, by a new attempt with counters of its own.
+    List<MapTask> maps = new ArrayList<>(List.of(
+        new MapTask("SUCCEEDED", 1000, 1100),
+        new MapTask("SUCCEEDED", 2000, 2200)));
+    server.serveJob(APP, 2, 1, maps);
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+    p.pollOnce();
+    assertEquals(List.of(new JobStats(APP.toString(), 2, 2, 1, 3000, 3300)), p.drain());
+
+    maps.set(1, new MapTask("SCHEDULED", 0, 0));
+    server.serveJob(APP, 1, 1, maps);
+    p.pollOnce();
+    assertEquals(List.of(new JobStats(APP.toString(), 2, 1, 1, 1000, 1100)), p.drain());
+
+    maps.set(1, new MapTask("SUCCEEDED", 2100, 2250));
+    server.serveJob(APP, 2, 1, maps);
+    p.pollOnce();
+    assertEquals(List.of(new JobStats(APP.toString(), 2, 2, 1, 3100, 3350)), p.drain());
+    assertEquals(1, server.hits(taskCountersPath(APP, mapTaskId(APP, 0))));
+    assertEquals(2, server.hits(taskCountersPath(APP, mapTaskId(APP, 1))));
+  }
+
+  @Test
+  void aFailedCountersFetchEmitsNoPartialReadingAndIsRetried() {
+    server.serveJob(APP, 4, 4, 1, 1000, 1500);
+    String third = taskCountersPath(APP, mapTaskId(APP, 2));
+    server.put(third, Answer.of(503, "text/plain", "busy"));
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+
+    p.pollOnce();
+    assertEquals(List.of(), p.drain(), "three of four succeeded maps is not a reading");
+    assertEquals(1, p.pollFailures());
+
+    server.put(third, Answer.json(FakeProxyServer.taskCountersJson(mapTaskId(APP, 2), 1000,
+        1500)));
+    p.pollOnce();
+    assertEquals(List.of(new JobStats(APP.toString(), 4, 4, 1, 4000, 6000)), p.drain());
+    assertEquals(2, server.hits(third));
+    for (int k : new int[] {0, 1, 3}) {
+      // Read once: before the failure (and kept), or after it, in the second cycle.
+      assertEquals(1, server.hits(taskCountersPath(APP, mapTaskId(APP, k))), "map " + k);
+    }
+  }
+
+  @Test
+  void countersNotReportedReadAsZero() {
+    // A valid task counters document without the groups: the map has counted no such bytes
+    // (its input format is not file based, say). That is a real reading, unlike a failed
+    // answer.
+    server.serveJob(APP, 3, 1, 1, 0, 0);
+    String taskId = mapTaskId(APP, 0);
+    server.put(taskCountersPath(APP, taskId), Answer.json(
+        "{\"jobTaskCounters\":{\"id\":\"" + taskId + "\",\"taskCounterGroup\":["
+            + "{\"counterGroupName\":\"org.apache.hadoop.mapreduce.TaskCounter\","
+            + "\"counter\":[{\"name\":\"MAP_INPUT_RECORDS\",\"value\":3}]}]}}"));
+    JobStatsPoller p = poller(60_000, 2000);
+    p.track(APP);
+    p.pollOnce();
+    assertEquals(List.of(new JobStats(APP.toString(), 3, 1, 1, 0, 0)), p.drain());
+    assertEquals(0, p.pollFailures());
   }
 
   @Test
   void singleElementListsWrittenAsObjectsAreAccepted() {
-    server.put(jobPath(APP), Answer.json(FakeProxyServer.jobJson(APP, "RUNNING", 3, 1, 1)));
-    server.put(countersPath(APP), Answer.json(
-        "{\"jobCounters\":{\"id\":\"x\",\"counterGroup\":"
+    String taskId = mapTaskId(APP, 0);
+    server.put(jobPath(APP), Answer.json(FakeProxyServer.jobJson(APP, "RUNNING", 1, 1, 1)));
+    server.put(tasksPath(APP), Answer.json("{\"tasks\":{\"task\":{\"id\":\"" + taskId
+        + "\",\"state\":\"SUCCEEDED\",\"type\":\"MAP\"}}}"));
+    server.put(taskCountersPath(APP, taskId), Answer.json(
+        "{\"jobTaskCounters\":{\"id\":\"" + taskId + "\",\"taskCounterGroup\":"
             + "{\"counterGroupName\":\"org.apache.hadoop.mapreduce.TaskCounter\",\"counter\":"
-            + "{\"name\":\"MAP_OUTPUT_MATERIALIZED_BYTES\",\"totalCounterValue\":9,"
-            + "\"mapCounterValue\":8,\"reduceCounterValue\":1}}}}"));
+            + "{\"name\":\"MAP_OUTPUT_MATERIALIZED_BYTES\",\"value\":8}}}}"));
     JobStatsPoller p = poller(60_000, 2000);
     p.track(APP);
     p.pollOnce();
-    assertEquals(List.of(new JobStats(APP.toString(), 3, 1, 1, 0, 8)), p.drain());
+    assertEquals(List.of(new JobStats(APP.toString(), 1, 1, 1, 0, 8)), p.drain());
   }
 
   @Test
