@@ -10,6 +10,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.TreeMap;
@@ -147,11 +148,23 @@ public final class ExampleJobs {
     return collect(label, conf, tag, rc == 0, wall);
   }
 
-  /** TeraSort with {@code reduces} reducers (TeraSort samples the input on the client). */
-  public JobResult teraSort(String label, Path input, Path output, int reduces, String queue)
-      throws Exception {
+  /**
+   * TeraSort with {@code reduces} reducers (TeraSort samples the input on the client). With
+   * {@code statedShuffleRatio}, the job carries the application tag
+   * {@code rackwise.shuffle-ratio=<ratio>}, as a user states the shuffle/input ratio of a job
+   * they know (ShuffleWatcher: "given by the user or previous runs"); other schedulers ignore
+   * the tag.
+   */
+  public JobResult teraSort(String label, Path input, Path output, int reduces, String queue,
+      OptionalDouble statedShuffleRatio) throws Exception {
     Configuration conf = jobConf(queue);
     conf.setInt(MRJobConfig.NUM_REDUCES, reduces);
+    // TeraSort's own TeraScheduler (on by default) rewrites every split's locations to the
+    // one host it assigns the split to, so the map asks name one replica and the RM's
+    // scheduler cannot choose between replicas. ShuffleWatcher's SAMP is that choice (which
+    // racks' replicas a job reads), and stock FairScheduler also does better with every
+    // replica named; so the splits keep all their block locations, as FileInputFormat gives.
+    conf.setBoolean("mapreduce.terasort.use.terascheduler", false);
     if (!cluster.hasHdfs()) {
       // TeraSort's TotalOrderPartitioner opens the relative path "_partition.lst" (a cache
       // symlink in the task's directory) through FileSystem.getLocal. When the default file
@@ -162,6 +175,8 @@ public final class ExampleJobs {
       conf.setBoolean("mapreduce.terasort.simplepartitioner", true);
     }
     String tag = tag(conf);
+    statedShuffleRatio.ifPresent(ratio -> conf.set(MRJobConfig.JOB_TAGS,
+        tag + ",rackwise.shuffle-ratio=" + ratio));
     cluster.fileSystem().delete(output, true);
     long start = System.nanoTime();
     int rc = ToolRunner.run(conf, new TeraSort(),

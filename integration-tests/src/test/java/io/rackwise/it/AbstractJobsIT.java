@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalDouble;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
@@ -44,7 +45,7 @@ abstract class AbstractJobsIT {
 
   /** Smaller than the compare runner's mix: the suite has to stay within minutes. */
   static final JobMix.Settings MIX = new JobMix.Settings(3, 4L << 20, 2, 200_000, 3, 3, false,
-      false);
+      false, OptionalDouble.empty());
 
   MultiRackCluster cluster;
   ExampleJobs jobs;
@@ -117,7 +118,7 @@ abstract class AbstractJobsIT {
     assertEquals(MIX.teraRows(), g.counter(TaskCounter.MAP_OUTPUT_RECORDS));
 
     JobResult s = jobs.teraSort("terasort", gen, sorted, MIX.teraSortReduces(),
-        JobMix.BATCH_QUEUE);
+        JobMix.BATCH_QUEUE, MIX.teraSortStatedRatio());
     results.add(s);
     assertTrue(s.succeeded(), "terasort failed: " + s);
     assertEquals(MIX.teraSortReduces(), s.counter(JobCounter.TOTAL_LAUNCHED_REDUCES));
