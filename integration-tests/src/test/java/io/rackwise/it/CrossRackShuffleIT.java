@@ -18,12 +18,11 @@ import org.junit.jupiter.api.Timeout;
  * with HDFS. The cross-rack shuffle of each job is read from its history (per reduce attempt:
  * shuffle bytes times the share of the job's map output on other racks, {@code
  * ExampleJobs#crossRackShuffle}); both figures go to the test output, and Rackwise must move
- * fewer bytes across racks. Not in the default failsafe run yet (see the pom): the assertion
- * does not hold reliably until TeraSort is classed shuffle-heavy while its reduces are placed.
+ * fewer bytes across racks.
  */
 class CrossRackShuffleIT {
   @Test
-  // Two clusters, three jobs each, on a 2-core machine: about 3-4 min per scheduler.
+  // Two clusters, three jobs each, on a 2-core machine: 4-5 min per scheduler under load.
   @Timeout(value = 15, unit = TimeUnit.MINUTES)
   void rackwiseMovesLessShuffleAcrossRacksThanFairScheduler() throws Exception {
     CompareRunner.Setup setup = CompareRunner.Setup.shuffleComparison();
