@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Timeout;
  */
 class CrossRackShuffleIT {
   @Test
-  // Two clusters, three jobs each, on a 2-core machine: 4-5 min per scheduler under load.
-  @Timeout(value = 15, unit = TimeUnit.MINUTES)
+  // Two clusters, three jobs each, on a 2-core machine: 9-11 min in all at load average
+  // 20-30, 14.3 min at 35 (a fresh-clone CI run beside two simulator runs).
+  @Timeout(value = 25, unit = TimeUnit.MINUTES)
   void rackwiseMovesLessShuffleAcrossRacksThanFairScheduler() throws Exception {
     CompareRunner.Setup setup = CompareRunner.Setup.shuffleComparison();
     List<CompareRunner.Run> runs =
