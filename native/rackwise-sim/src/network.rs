@@ -38,8 +38,14 @@ pub struct Network {
     /// Each flow's links: `arena[start..start + len]`.
     span: Vec<(u32, u32)>,
     /// Links of every flow, with garbage left by removed flows and replaced link sets until
-    /// the next solve rewrites it compactly in flow order.
+    /// a solve rewrites it compactly in flow order (once the garbage outgrows the live links).
     arena: Vec<(LinkId, f64)>,
+    /// The live flows on each link they load (coefficient above zero), in flow-id order, the
+    /// order in which the solve freezes them. Kept up to date on add, remove and relinks
+    /// that change a flow's links, rather than rebuilt by every solve.
+    on_link: Vec<Vec<u32>>,
+    /// Arena entries of the live flows; the rest of the arena is garbage.
+    live_pairs: usize,
     free_slots: Vec<FlowId>,
     live: usize,
     dirty: bool,
@@ -51,7 +57,6 @@ pub struct Network {
 struct Scratch {
     sum_coef: Vec<f64>,
     frozen_use: Vec<f64>,
-    on_link: Vec<Vec<u32>>,
     /// `stamp[l] == round`: link `l` was touched since its heap key was pushed.
     stamp: Vec<u64>,
     round: u64,
@@ -68,8 +73,6 @@ impl Scratch {
         self.sum_coef.resize(links, 0.0);
         self.frozen_use.clear();
         self.frozen_use.resize(links, 0.0);
-        self.on_link.resize_with(links, Vec::new);
-        self.on_link.iter_mut().for_each(Vec::clear);
         self.stamp.resize(links, 0);
         self.round += 1;
         self.water = 0.0;
@@ -104,6 +107,7 @@ impl Network {
             capacity: capacity_bytes_per_ms,
             used: vec![0.0; n],
             link_bytes: vec![0.0; n],
+            on_link: vec![Vec::new(); n],
             ..Network::default()
         }
     }
@@ -175,12 +179,47 @@ impl Network {
         self.owner[id] = owner;
         self.is_live[id] = true;
         self.span[id] = self.append_links(links);
+        self.list(id);
         id
     }
 
+    /// Enters a flow in the lists of the links it loads, at its id's place.
+    fn list(&mut self, id: FlowId) {
+        let (start, len) = self.span[id];
+        for &(link, coef) in &self.arena[start as usize..(start + len) as usize] {
+            if coef > 0.0 {
+                let flows = &mut self.on_link[link as usize];
+                let at = flows.partition_point(|&f| (f as usize) < id);
+                flows.insert(at, id as u32);
+            }
+        }
+    }
+
+    /// Takes a flow out of the lists of the links it loads.
+    fn unlist(&mut self, id: FlowId) {
+        let (start, len) = self.span[id];
+        for &(link, coef) in &self.arena[start as usize..(start + len) as usize] {
+            if coef > 0.0 {
+                let flows = &mut self.on_link[link as usize];
+                let at = flows.partition_point(|&f| (f as usize) < id);
+                debug_assert_eq!(flows[at] as usize, id, "flow listed on its link");
+                flows.remove(at);
+            }
+        }
+    }
+
+    /// A flow's links must be distinct: the link lists hold one entry per (flow, link).
     fn append_links(&mut self, links: &[(LinkId, f64)]) -> (u32, u32) {
+        debug_assert!(
+            links
+                .iter()
+                .enumerate()
+                .all(|(i, (l, _))| links[..i].iter().all(|(m, _)| m != l)),
+            "distinct links"
+        );
         let start = self.arena.len() as u32;
         self.arena.extend_from_slice(links);
+        self.live_pairs += links.len();
         (start, links.len() as u32)
     }
 
@@ -226,8 +265,23 @@ impl Network {
         for &(link, coef) in links {
             self.used[link as usize] += coef * rate;
         }
-        self.span[id] = self.append_links(links);
         self.dirty = true;
+        // A relink mostly changes the shares on the same links: then the coefficients are
+        // overwritten in place and the link lists stay as they are.
+        let old = &mut self.arena[start as usize..(start + len) as usize];
+        if old.len() == links.len()
+            && old
+                .iter()
+                .zip(links)
+                .all(|(&(a, ca), &(b, cb))| a == b && (ca > 0.0) == (cb > 0.0))
+        {
+            old.copy_from_slice(links);
+            return;
+        }
+        self.unlist(id);
+        self.live_pairs -= len as usize;
+        self.span[id] = self.append_links(links);
+        self.list(id);
     }
 
     /// Removes a flow (synced by the caller), frees its capacity and returns its owner tag.
@@ -242,9 +296,11 @@ impl Network {
                 *used = 0.0;
             }
         }
+        self.unlist(id);
         self.is_live[id] = false;
         self.free_slots.push(id);
         self.live -= 1;
+        self.live_pairs -= len as usize;
         if self.live == 0 {
             self.arena.clear();
         }
@@ -272,8 +328,11 @@ impl Network {
         // Buffers persist across solves: this runs once per network tick on thousands of flows.
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.reset(links);
-        // One pass in flow order sums each link's coefficients, lists its flows and rewrites
-        // the arena compactly, so the filling below reads each flow's links contiguously.
+        // The arena is rewritten compactly in flow order once garbage outgrows the live links,
+        // so the passes below mostly read each flow's links contiguously and in order.
+        let compact = self.arena.len() > 2 * self.live_pairs;
+        // One pass in flow order sums each link's coefficients (in this order, for the same
+        // floats as ever).
         for id in 0..self.is_live.len() {
             if !self.is_live[id] {
                 continue;
@@ -281,17 +340,20 @@ impl Network {
             self.rate[id] = f64::NAN;
             self.generation[id] += 1;
             let (start, len) = self.span[id];
-            let new_start = scratch.arena.len() as u32;
-            for &(link, coef) in &self.arena[start as usize..(start + len) as usize] {
+            let links = &self.arena[start as usize..(start + len) as usize];
+            for &(link, coef) in links {
                 if coef > 0.0 {
                     scratch.sum_coef[link as usize] += coef;
-                    scratch.on_link[link as usize].push(id as u32);
                 }
-                scratch.arena.push((link, coef));
             }
-            self.span[id] = (new_start, len);
+            if compact {
+                self.span[id] = (scratch.arena.len() as u32, len);
+                scratch.arena.extend_from_slice(links);
+            }
         }
-        std::mem::swap(&mut self.arena, &mut scratch.arena);
+        if compact {
+            std::mem::swap(&mut self.arena, &mut scratch.arena);
+        }
         // Heapified at once (linear) rather than pushed one by one: most links carry a flow.
         let mut levels = std::mem::take(&mut scratch.heap).into_vec();
         levels.extend(
@@ -325,8 +387,7 @@ impl Network {
             }
             let level = key.max(0.0);
             scratch.water = key;
-            let members = std::mem::take(&mut scratch.on_link[l]);
-            for &id in &members {
+            for &id in &self.on_link[l] {
                 let id = id as usize;
                 if !self.rate[id].is_nan() {
                     continue;
@@ -343,8 +404,6 @@ impl Network {
                     scratch.stamp[o] = scratch.round;
                 }
             }
-            scratch.on_link[l] = members;
-            scratch.on_link[l].clear();
             scratch.sum_coef[l] = 0.0;
         }
         self.used.copy_from_slice(&scratch.frozen_use);
@@ -399,5 +458,28 @@ mod tests {
         assert_eq!(net.rate(f), 2.0, "leftover rate at creation");
         net.solve();
         assert_eq!(net.rate(f), 2.0);
+    }
+
+    #[test]
+    fn relinks_and_removals_keep_the_link_lists_current() {
+        // Links: 0 cap 10, 1 cap 4, 2 cap 6.
+        let mut net = Network::new(vec![10.0, 4.0, 6.0]);
+        let a = net.add(0, 1e9, &[(0, 1.0)], 0);
+        let b = net.add(0, 1e9, &[(0, 1.0), (1, 1.0)], 0);
+        let c = net.add(0, 1e9, &[(1, 1.0)], 0);
+        net.solve();
+        // New shares on the same links (in place), then b leaves link 0 for link 2.
+        net.set_links(b, &[(0, 0.5), (1, 1.0)]);
+        net.solve();
+        assert_eq!((net.rate(a), net.rate(b), net.rate(c)), (9.0, 2.0, 2.0));
+        net.set_links(b, &[(2, 1.0), (1, 1.0)]);
+        net.solve();
+        assert_eq!((net.rate(a), net.rate(b), net.rate(c)), (10.0, 2.0, 2.0));
+        // c's slot is reused by a flow on link 0 only; b then has link 1 to itself.
+        net.remove(c);
+        let d = net.add(0, 1e9, &[(0, 1.0)], 0);
+        assert_eq!(d, c, "slot reused");
+        net.solve();
+        assert_eq!((net.rate(a), net.rate(b), net.rate(d)), (5.0, 4.0, 5.0));
     }
 }
