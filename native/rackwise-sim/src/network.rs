@@ -8,7 +8,6 @@
 //! ticks a new flow takes whatever capacity is left on its path, so an idle network carries a
 //! lone flow at full speed at once (what the hand-computed tests rely on).
 
-use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 pub type LinkId = u32;
@@ -81,23 +80,38 @@ impl Scratch {
     }
 }
 
-#[derive(Debug, PartialEq)]
-struct Level(f64, LinkId, u64);
-impl Eq for Level {}
-impl PartialOrd for Level {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+/// A link's saturation level as a max-heap entry that pops the lowest level first, ties to the
+/// lower link id (deterministic): the order of ([`f64::total_cmp`], link id) reversed, packed
+/// into one integer so that the heap compares with two machine instructions. A link has at
+/// most one entry in the heap, so the pop sequence is fixed by this order alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Level(u128);
+
+impl Level {
+    fn new(level: f64, link: LinkId) -> Level {
+        Level(!(((total_order_key(level) as u128) << 32) | link as u128))
+    }
+
+    fn level(self) -> f64 {
+        f64::from_bits(total_order_key_inverse((!self.0 >> 32) as u64))
+    }
+
+    fn link(self) -> LinkId {
+        !self.0 as u32
     }
 }
-impl Ord for Level {
-    // Min-heap on the saturation level; ties by link id keep the solve deterministic.
-    fn cmp(&self, other: &Self) -> Ordering {
-        other
-            .0
-            .total_cmp(&self.0)
-            .then_with(|| other.1.cmp(&self.1))
-            .then_with(|| other.2.cmp(&self.2))
-    }
+
+/// The unsigned integer whose order is [`f64::total_cmp`]'s order of `x` (the same bit
+/// transform, moved from signed to unsigned order).
+fn total_order_key(x: f64) -> u64 {
+    let bits = x.to_bits() as i64;
+    ((bits ^ (((bits >> 63) as u64) >> 1) as i64) as u64) ^ (1 << 63)
+}
+
+fn total_order_key_inverse(key: u64) -> u64 {
+    // The transform only flips the low 63 bits of negative numbers, so it undoes itself.
+    let bits = (key ^ (1 << 63)) as i64;
+    (bits ^ (((bits >> 63) as u64) >> 1) as i64) as u64
 }
 
 impl Network {
@@ -363,7 +377,7 @@ impl Network {
                 .zip(&self.capacity)
                 .enumerate()
                 .filter(|(_, (&sum, _))| sum > 0.0)
-                .map(|(link, (&sum, &cap))| Level(cap / sum, link as LinkId, 0)),
+                .map(|(link, (&sum, &cap))| Level::new(cap / sum, link as LinkId)),
         );
         scratch.heap = BinaryHeap::from(levels);
         // Lazy levels: a link's fair level never falls while flows freeze (a flow frozen at
@@ -371,7 +385,8 @@ impl Network {
         // key is a lower bound of its link's level. A popped key below the link's current
         // level is re-pushed at that level instead of re-pushing every touched link after
         // every saturation; the saturation order and levels are those of eager updating.
-        while let Some(Level(key, link, _)) = scratch.heap.pop() {
+        while let Some(entry) = scratch.heap.pop() {
+            let (key, link) = (entry.level(), entry.link());
             let l = link as usize;
             if scratch.sum_coef[l] <= 1e-12 {
                 continue;
@@ -381,7 +396,7 @@ impl Network {
                     .max(scratch.water);
                 if current > key {
                     scratch.stamp[l] = 0;
-                    scratch.heap.push(Level(current, link, 0));
+                    scratch.heap.push(Level::new(current, link));
                     continue;
                 }
             }
