@@ -54,11 +54,7 @@ pub struct Network {
 /// Reused working memory of [`Network::solve`].
 #[derive(Debug, Default)]
 struct Scratch {
-    sum_coef: Vec<f64>,
-    frozen_use: Vec<f64>,
-    /// `stamp[l] == round`: link `l` was touched since its heap key was pushed.
-    stamp: Vec<u64>,
-    round: u64,
+    fill: Vec<LinkFill>,
     /// The level of the last saturated link.
     water: f64,
     /// The next arena, written in flow order.
@@ -68,16 +64,24 @@ struct Scratch {
 
 impl Scratch {
     fn reset(&mut self, links: usize) {
-        self.sum_coef.clear();
-        self.sum_coef.resize(links, 0.0);
-        self.frozen_use.clear();
-        self.frozen_use.resize(links, 0.0);
-        self.stamp.resize(links, 0);
-        self.round += 1;
+        self.fill.clear();
+        self.fill.resize(links, LinkFill::default());
         self.water = 0.0;
         self.arena.clear();
         self.heap.clear();
     }
+}
+
+/// One link's state during a solve, kept together because freezing a flow updates all three
+/// for each of its links.
+#[derive(Debug, Default, Clone, Copy)]
+struct LinkFill {
+    /// Coefficients of the flows on the link not frozen yet.
+    sum_coef: f64,
+    /// Load of the frozen flows.
+    frozen_use: f64,
+    /// A flow on the link froze since the link's heap key was pushed.
+    touched: bool,
 }
 
 /// A link's saturation level as a max-heap entry that pops the lowest level first, ties to the
@@ -357,7 +361,7 @@ impl Network {
             let links = &self.arena[start as usize..(start + len) as usize];
             for &(link, coef) in links {
                 if coef > 0.0 {
-                    scratch.sum_coef[link as usize] += coef;
+                    scratch.fill[link as usize].sum_coef += coef;
                 }
             }
             if compact {
@@ -372,12 +376,12 @@ impl Network {
         let mut levels = std::mem::take(&mut scratch.heap).into_vec();
         levels.extend(
             scratch
-                .sum_coef
+                .fill
                 .iter()
                 .zip(&self.capacity)
                 .enumerate()
-                .filter(|(_, (&sum, _))| sum > 0.0)
-                .map(|(link, (&sum, &cap))| Level::new(cap / sum, link as LinkId)),
+                .filter(|(_, (fill, _))| fill.sum_coef > 0.0)
+                .map(|(link, (fill, &cap))| Level::new(cap / fill.sum_coef, link as LinkId)),
         );
         scratch.heap = BinaryHeap::from(levels);
         // Lazy levels: a link's fair level never falls while flows freeze (a flow frozen at
@@ -388,14 +392,15 @@ impl Network {
         while let Some(entry) = scratch.heap.pop() {
             let (key, link) = (entry.level(), entry.link());
             let l = link as usize;
-            if scratch.sum_coef[l] <= 1e-12 {
+            let fill = &mut scratch.fill[l];
+            if fill.sum_coef <= 1e-12 {
                 continue;
             }
-            if scratch.stamp[l] == scratch.round {
-                let current = ((self.capacity[l] - scratch.frozen_use[l]) / scratch.sum_coef[l])
-                    .max(scratch.water);
+            if fill.touched {
+                let current =
+                    ((self.capacity[l] - fill.frozen_use) / fill.sum_coef).max(scratch.water);
                 if current > key {
-                    scratch.stamp[l] = 0;
+                    fill.touched = false;
                     scratch.heap.push(Level::new(current, link));
                     continue;
                 }
@@ -413,15 +418,17 @@ impl Network {
                     if coef <= 0.0 {
                         continue;
                     }
-                    let o = other as usize;
-                    scratch.frozen_use[o] += coef * level;
-                    scratch.sum_coef[o] -= coef;
-                    scratch.stamp[o] = scratch.round;
+                    let o = &mut scratch.fill[other as usize];
+                    o.frozen_use += coef * level;
+                    o.sum_coef -= coef;
+                    o.touched = true;
                 }
             }
-            scratch.sum_coef[l] = 0.0;
+            scratch.fill[l].sum_coef = 0.0;
         }
-        self.used.copy_from_slice(&scratch.frozen_use);
+        for (used, fill) in self.used.iter_mut().zip(&scratch.fill) {
+            *used = fill.frozen_use;
+        }
         for (rate, live) in self.rate.iter_mut().zip(&self.is_live) {
             if *live && rate.is_nan() {
                 // A flow on no link (never built by the simulator) would be unbounded.
