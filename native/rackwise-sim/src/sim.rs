@@ -183,8 +183,6 @@ struct ReduceTask {
     node: u32,
     rack: u32,
     container: u32,
-    /// Remaining cross-rack bytes per source rack (the remote flow's composition).
-    remote: Vec<f64>,
     local_flow: Option<FlowId>,
     remote_flow: Option<FlowId>,
     links_stale: bool,
@@ -292,6 +290,11 @@ pub struct Sim<'a> {
     stale_links: Vec<(u32, u32)>,
     /// The live flow ids a network tick walks, kept to reuse the allocation.
     tick_flows: Vec<FlowId>,
+    /// Each reduce's cross-rack fetch flow's composition: the bytes still to fetch per source
+    /// rack, `racks` entries at `flow id × racks`, zero for other flows. Stored by flow id, not
+    /// in the reduce, because every network tick decays all of them in flow-id order: a walk
+    /// through one array instead of two cache misses (the reduce, its vector) per flow.
+    remote_bytes: Vec<f64>,
     last_booked_ms: u64,
     idle: Vec<u32>,
     total_pending: u64,
@@ -450,6 +453,7 @@ impl<'a> Sim<'a> {
             net_tick_at: None,
             stale_links: Vec::new(),
             tick_flows: Vec::new(),
+            remote_bytes: Vec::new(),
             last_booked_ms: 0,
             idle: Vec::new(),
             total_pending: 0,
@@ -1274,14 +1278,12 @@ impl<'a> Sim<'a> {
 
     fn start_reduce(&mut self, j: u32, node: u32, container: u32) {
         let rack = self.nodes[node as usize].rack;
-        let racks = self.cluster.racks;
         let job = &mut self.jobs[j as usize];
         let r = job.reduces.len() as u32;
         job.reduces.push(ReduceTask {
             node,
             rack,
             container,
-            remote: vec![0.0; racks],
             local_flow: None,
             remote_flow: None,
             links_stale: false,
@@ -1320,9 +1322,9 @@ impl<'a> Sim<'a> {
             return;
         }
         let task = &mut self.jobs[j as usize].reduces[r as usize];
-        task.remote[src as usize] += bytes;
         match task.remote_flow {
             Some(f) => {
+                self.remote_bytes[f * self.cluster.racks + src as usize] += bytes;
                 // The composition changed; the new link shares are set at the next solve.
                 if !task.links_stale {
                     task.links_stale = true;
@@ -1331,22 +1333,37 @@ impl<'a> Sim<'a> {
                 self.net.extend(f, bytes);
             }
             None => {
-                let links = self.remote_links(j, r);
+                // A new fetch's composition: this rack alone.
+                let mut composition = vec![0.0; self.cluster.racks];
+                composition[src as usize] += bytes;
+                let links = self.remote_links(node, rack, &composition);
                 let f = self.add_flow(bytes, &links, owner(OWN_RED_REMOTE, j, r));
                 self.jobs[j as usize].reduces[r as usize].remote_flow = f;
+                if let Some(f) = f {
+                    let racks = self.cluster.racks;
+                    if self.remote_bytes.len() < (f + 1) * racks {
+                        self.remote_bytes.resize((f + 1) * racks, 0.0);
+                    }
+                    self.remote_bytes[f * racks..(f + 1) * racks].copy_from_slice(&composition);
+                }
             }
         }
     }
 
+    /// The bytes a cross-rack fetch flow still has to fetch per source rack.
+    fn composition(&mut self, f: FlowId) -> &mut [f64] {
+        let racks = self.cluster.racks;
+        &mut self.remote_bytes[f * racks..(f + 1) * racks]
+    }
+
     /// The links of a reduce's cross-rack fetch: its NIC and rack downlink fully, each source
     /// rack's uplink by that rack's share of the bytes still to fetch.
-    fn remote_links(&self, j: u32, r: u32) -> Vec<(LinkId, f64)> {
-        let task = &self.jobs[j as usize].reduces[r as usize];
-        let total: f64 = task.remote.iter().sum();
-        let mut links = Vec::with_capacity(2 + task.remote.len());
-        links.push((self.link_in(task.node), 1.0));
-        links.push((self.link_down(task.rack), 1.0));
-        for (s, b) in task.remote.iter().enumerate() {
+    fn remote_links(&self, node: u32, rack: u32, composition: &[f64]) -> Vec<(LinkId, f64)> {
+        let total: f64 = composition.iter().sum();
+        let mut links = Vec::with_capacity(2 + composition.len());
+        links.push((self.link_in(node), 1.0));
+        links.push((self.link_down(rack), 1.0));
+        for (s, b) in composition.iter().enumerate() {
             if *b > 0.0 && total > 0.0 {
                 links.push((self.link_up(s as u32), b / total));
             }
@@ -1478,11 +1495,10 @@ impl<'a> Sim<'a> {
         if moved <= 0.0 {
             return;
         }
-        let (kind, j, t) = unowner(self.net.owner(f));
+        let (kind, _, _) = unowner(self.net.owner(f));
         let minute = (self.now / 60_000) as usize;
         match kind {
             OWN_MAP_READ => {
-                let _ = t;
                 // A split read crosses racks when its path holds the rack links.
                 if self.net.links(f).len() == 4 {
                     self.collector.cross_rack(minute, 0.0, moved, 0.0);
@@ -1492,11 +1508,11 @@ impl<'a> Sim<'a> {
             OWN_RED_REMOTE => {
                 self.counters.shuffle_fetched += moved;
                 self.collector.cross_rack(minute, moved, 0.0, 0.0);
-                let task = &mut self.jobs[j as usize].reduces[t as usize];
-                let total: f64 = task.remote.iter().sum();
+                let composition = self.composition(f);
+                let total: f64 = composition.iter().sum();
                 if total > 0.0 {
                     let keep = ((total - moved) / total).max(0.0);
-                    for b in task.remote.iter_mut() {
+                    for b in composition.iter_mut() {
                         *b *= keep;
                     }
                 }
@@ -1528,9 +1544,8 @@ impl<'a> Sim<'a> {
                 self.maybe_end_shuffle(j, t);
             }
             _ => {
-                let task = &mut self.jobs[j as usize].reduces[t as usize];
-                task.remote_flow = None;
-                task.remote.iter_mut().for_each(|b| *b = 0.0);
+                self.jobs[j as usize].reduces[t as usize].remote_flow = None;
+                self.composition(f).fill(0.0);
                 self.maybe_end_shuffle(j, t);
             }
         }
@@ -1567,7 +1582,10 @@ impl<'a> Sim<'a> {
             };
             task.links_stale = false;
             if let Some(f) = task.remote_flow {
-                let links = self.remote_links(j, r);
+                let (node, rack) = (task.node, task.rack);
+                let racks = self.cluster.racks;
+                let links =
+                    self.remote_links(node, rack, &self.remote_bytes[f * racks..(f + 1) * racks]);
                 self.net.set_links(f, &links);
             }
         }
