@@ -45,6 +45,8 @@ pub struct Network {
     on_link: Vec<Vec<u32>>,
     /// Arena entries of the live flows; the rest of the arena is garbage.
     live_pairs: usize,
+    /// Scratch of [`Network::set_links`], all false between calls.
+    joining: Vec<bool>,
     free_slots: Vec<FlowId>,
     live: usize,
     dirty: bool,
@@ -126,6 +128,7 @@ impl Network {
             used: vec![0.0; n],
             link_bytes: vec![0.0; n],
             on_link: vec![Vec::new(); n],
+            joining: vec![false; n],
             ..Network::default()
         }
     }
@@ -204,11 +207,10 @@ impl Network {
     /// Enters a flow in the lists of the links it loads, at its id's place.
     fn list(&mut self, id: FlowId) {
         let (start, len) = self.span[id];
-        for &(link, coef) in &self.arena[start as usize..(start + len) as usize] {
+        for i in start..start + len {
+            let (link, coef) = self.arena[i as usize];
             if coef > 0.0 {
-                let flows = &mut self.on_link[link as usize];
-                let at = flows.partition_point(|&f| (f as usize) < id);
-                flows.insert(at, id as u32);
+                self.list_on(link, id);
             }
         }
     }
@@ -216,14 +218,25 @@ impl Network {
     /// Takes a flow out of the lists of the links it loads.
     fn unlist(&mut self, id: FlowId) {
         let (start, len) = self.span[id];
-        for &(link, coef) in &self.arena[start as usize..(start + len) as usize] {
+        for i in start..start + len {
+            let (link, coef) = self.arena[i as usize];
             if coef > 0.0 {
-                let flows = &mut self.on_link[link as usize];
-                let at = flows.partition_point(|&f| (f as usize) < id);
-                debug_assert_eq!(flows[at] as usize, id, "flow listed on its link");
-                flows.remove(at);
+                self.unlist_on(link, id);
             }
         }
+    }
+
+    fn list_on(&mut self, link: LinkId, id: FlowId) {
+        let flows = &mut self.on_link[link as usize];
+        let at = flows.partition_point(|&f| (f as usize) < id);
+        flows.insert(at, id as u32);
+    }
+
+    fn unlist_on(&mut self, link: LinkId, id: FlowId) {
+        let flows = &mut self.on_link[link as usize];
+        let at = flows.partition_point(|&f| (f as usize) < id);
+        debug_assert_eq!(flows[at] as usize, id, "flow listed on its link");
+        flows.remove(at);
     }
 
     /// A flow's links must be distinct: the link lists hold one entry per (flow, link).
@@ -296,10 +309,27 @@ impl Network {
             old.copy_from_slice(links);
             return;
         }
-        self.unlist(id);
+        // Otherwise only the lists of the links the flow leaves or joins change (a reduce's
+        // fetch mostly gains one source rack): `joining` marks the new links, and those
+        // found among the old ones are unmarked, leaving the ones to list.
+        for &(link, coef) in links {
+            if coef > 0.0 {
+                self.joining[link as usize] = true;
+            }
+        }
+        for i in start..start + len {
+            let (link, coef) = self.arena[i as usize];
+            if coef > 0.0 && !std::mem::take(&mut self.joining[link as usize]) {
+                self.unlist_on(link, id);
+            }
+        }
+        for &(link, coef) in links {
+            if coef > 0.0 && std::mem::take(&mut self.joining[link as usize]) {
+                self.list_on(link, id);
+            }
+        }
         self.live_pairs -= len as usize;
         self.span[id] = self.append_links(links);
-        self.list(id);
     }
 
     /// Removes a flow (synced by the caller), frees its capacity and returns its owner tag.
