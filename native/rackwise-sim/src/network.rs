@@ -200,38 +200,22 @@ impl Network {
         self.owner[id] = owner;
         self.is_live[id] = true;
         self.span[id] = self.append_links(links);
-        self.list(id);
-        id
-    }
-
-    /// Enters a flow in the lists of the links it loads, at its id's place.
-    fn list(&mut self, id: FlowId) {
-        let (start, len) = self.span[id];
-        for i in start..start + len {
-            let (link, coef) = self.arena[i as usize];
+        for &(link, coef) in links {
             if coef > 0.0 {
                 self.list_on(link, id);
             }
         }
+        id
     }
 
-    /// Takes a flow out of the lists of the links it loads.
-    fn unlist(&mut self, id: FlowId) {
-        let (start, len) = self.span[id];
-        for i in start..start + len {
-            let (link, coef) = self.arena[i as usize];
-            if coef > 0.0 {
-                self.unlist_on(link, id);
-            }
-        }
-    }
-
+    /// Enters a flow in a link's list, at its id's place.
     fn list_on(&mut self, link: LinkId, id: FlowId) {
         let flows = &mut self.on_link[link as usize];
         let at = flows.partition_point(|&f| (f as usize) < id);
         flows.insert(at, id as u32);
     }
 
+    /// Takes a flow out of a link's list.
     fn unlist_on(&mut self, link: LinkId, id: FlowId) {
         let flows = &mut self.on_link[link as usize];
         let at = flows.partition_point(|&f| (f as usize) < id);
@@ -337,14 +321,17 @@ impl Network {
         assert!(self.is_live[id], "live flow");
         let rate = self.rate[id];
         let (start, len) = self.span[id];
-        for &(link, coef) in &self.arena[start as usize..(start + len) as usize] {
+        for i in start..start + len {
+            let (link, coef) = self.arena[i as usize];
             let used = &mut self.used[link as usize];
             *used -= coef * rate;
             if *used < 0.0 {
                 *used = 0.0;
             }
+            if coef > 0.0 {
+                self.unlist_on(link, id);
+            }
         }
-        self.unlist(id);
         self.is_live[id] = false;
         self.free_slots.push(id);
         self.live -= 1;
