@@ -131,8 +131,12 @@ pub struct App {
     pub is_mapreduce: bool,
     pub tags: Vec<String>,
     pub submit_ms: u64,
-    /// Outstanding asks by priority, as last reported.
+    /// Outstanding asks by priority, as last reported. Only `apply_asks` replaces them, which
+    /// keeps `pending_by_kind` true.
     pub asks: BTreeMap<Priority, Ask>,
+    /// Outstanding containers per task kind (indexed by `TaskKind as usize`), summed once per
+    /// ask table: every offer reads them for every app.
+    pending_by_kind: [u32; TASK_KINDS],
     pub job: Job,
     /// Since when the app has had tasks pending without getting a container; drives the
     /// starvation guard.
@@ -142,11 +146,31 @@ pub struct App {
 impl App {
     /// Outstanding containers of the given kind (MapReduce priorities).
     pub fn pending(&self, kind: TaskKind) -> u32 {
-        self.asks
-            .values()
-            .filter(|ask| TaskKind::of_mapreduce_priority(ask.priority) == kind)
-            .map(|ask| ask.any)
-            .sum()
+        self.pending_by_kind[kind as usize]
+    }
+
+    /// Replaces the ask table and its per-kind sums.
+    fn set_asks(&mut self, asks: BTreeMap<Priority, Ask>) {
+        self.asks = asks;
+        for kind in [
+            TaskKind::ApplicationMaster,
+            TaskKind::Map,
+            TaskKind::Reduce,
+            TaskKind::Other,
+        ] {
+            self.pending_by_kind[kind as usize] = self
+                .asks
+                .values()
+                .filter(|ask| TaskKind::of_mapreduce_priority(ask.priority) == kind)
+                .map(|ask| ask.any)
+                .sum();
+        }
+    }
+
+    /// Whether the policies consider this app at all: a MapReduce job past its
+    /// ApplicationMaster with map or reduce tasks pending.
+    fn is_candidate(&self) -> bool {
+        self.is_mapreduce && !self.awaits_application_master() && self.pending_tasks() > 0
     }
 
     /// An app still waiting for its ApplicationMaster container is left to FairScheduler: the
@@ -226,6 +250,9 @@ fn format_shares(shares: &BTreeMap<RackName, f64>) -> String {
         .join(",")
 }
 
+/// How many `TaskKind`s there are.
+const TASK_KINDS: usize = 4;
+
 /// The priority of a MapReduce job's ordinary map asks, the ones carrying split locations.
 const MAP_PRIORITY: i32 = 20;
 
@@ -257,6 +284,10 @@ pub struct ClusterState {
     pub apps: BTreeMap<AppId, App>,
     /// Running containers of the apps we know.
     pub containers: BTreeMap<ContainerId, Container>,
+    /// The candidate apps (see `App::is_candidate`) of each queue, in (submit time, app id)
+    /// order: what every offer plans over, kept here because it changes only with an app's
+    /// arrival, removal or ask table.
+    candidates_by_queue: BTreeMap<String, BTreeSet<(u64, AppId)>>,
     /// The keys of `containers` by app, so removing an app does not scan every container.
     containers_by_app: BTreeMap<AppId, BTreeSet<ContainerId>>,
     /// The keys of `containers` by node, so an offer reads its node's containers without
@@ -287,6 +318,38 @@ impl ClusterState {
             }
         }
         counts
+    }
+
+    /// Each queue with candidate apps, in queue name order, with their ids in (submit time,
+    /// app id) order; every id is a key of `apps`.
+    pub fn candidates_by_queue(&self) -> impl Iterator<Item = (&str, &BTreeSet<(u64, AppId)>)> {
+        self.candidates_by_queue
+            .iter()
+            .map(|(queue, apps)| (queue.as_str(), apps))
+    }
+
+    /// Takes `id` out of `candidates_by_queue` before its app changes or leaves.
+    fn unlist_candidate(&mut self, id: &AppId) {
+        let Some(app) = self.apps.get(id) else {
+            return;
+        };
+        if let Some(listed) = self.candidates_by_queue.get_mut(&app.queue) {
+            listed.remove(&(app.submit_ms, id.clone()));
+            if listed.is_empty() {
+                self.candidates_by_queue.remove(&app.queue);
+            }
+        }
+    }
+
+    /// Puts `id` into `candidates_by_queue` if its app, as it is now, is a candidate.
+    fn list_candidate(&mut self, id: &AppId) {
+        let Some(app) = self.apps.get(id).filter(|app| app.is_candidate()) else {
+            return;
+        };
+        self.candidates_by_queue
+            .entry(app.queue.clone())
+            .or_default()
+            .insert((app.submit_ms, id.clone()));
     }
 
     /// Distinct racks that have at least one node.
@@ -369,6 +432,8 @@ impl ClusterState {
                     settings.max_hint_ratio,
                 );
                 let job = Job::new(estimate);
+                // A re-added app starts without asks, so it is no candidate until they come.
+                self.unlist_candidate(app);
                 self.apps.insert(
                     app.clone(),
                     App {
@@ -379,6 +444,7 @@ impl ClusterState {
                         tags: tags.clone(),
                         submit_ms: *submit_ms,
                         asks: BTreeMap::new(),
+                        pending_by_kind: [0; TASK_KINDS],
                         job,
                         waiting_since_ms: None,
                     },
@@ -529,11 +595,12 @@ impl ClusterState {
         settings: &Settings,
     ) {
         let preferred_by_others = self.racks_preferred_by_jobs_other_than(app);
+        self.unlist_candidate(app);
         let Some(known) = self.apps.get_mut(app) else {
             log::debug!("asks for unknown app {} ignored", app.0);
             return;
         };
-        known.asks = asks.collect();
+        known.set_asks(asks.collect());
         if known.pending_tasks() == 0 {
             known.waiting_since_ms = None;
         } else if known.waiting_since_ms.is_none() {
@@ -543,6 +610,7 @@ impl ClusterState {
         if known.is_mapreduce && policy.kind == PolicyKind::ShuffleWatcher {
             known.shuffle_watch(&policy, &preferred_by_others);
         }
+        self.list_candidate(app);
     }
 
     /// The running containers on `node`, in container id order (the order of `containers`).
@@ -572,6 +640,7 @@ impl ClusterState {
     }
 
     fn remove_app(&mut self, app: &AppId, learned: &mut Vec<LearnedRatio>) {
+        self.unlist_candidate(app);
         let Some(removed) = self.apps.remove(app) else {
             return;
         };

@@ -1,12 +1,14 @@
 //! `Engine::offer_owned` is `Engine::offer` without the clones: the same events through both
 //! give the same responses and the same cluster state, including removing an app's running
-//! containers (indexed by app and by node) when the app goes.
+//! containers (indexed by app and by node) when the app goes. The state's other indexes (the
+//! candidate apps of each queue, the per-kind pending counts) agree with a scan after each
+//! request.
 
 mod common;
 
 use common::{host, node, queue};
 use rackwise_core::protocol::*;
-use rackwise_core::state::Container;
+use rackwise_core::state::{ClusterState, Container};
 use rackwise_core::Engine;
 use std::collections::BTreeMap;
 
@@ -120,6 +122,29 @@ fn requests() -> Vec<OfferRequest> {
             app: AppId("app_9".into()),
             asks: vec![ask(20, 1, &[(1, 1)])],
         },
+        // A re-added app starts over without asks, here in another queue.
+        Event::AppAdded {
+            app: AppId("app_2".into()),
+            name: "job 2 again".into(),
+            user: "u".into(),
+            queue: "root.sw".into(),
+            app_type: "MAPREDUCE".into(),
+            tags: vec![],
+            submit_ms: 500,
+        },
+        Event::AppAdded {
+            app: AppId("app_4".into()),
+            name: "not MapReduce".into(),
+            user: "u".into(),
+            queue: "root.sw".into(),
+            app_type: "SPARK".into(),
+            tags: vec![],
+            submit_ms: 100,
+        },
+        Event::Asks {
+            app: AppId("app_4".into()),
+            asks: vec![ask(20, 3, &[])],
+        },
     ];
     [first, second, third]
         .into_iter()
@@ -147,6 +172,7 @@ fn offer_owned_gives_the_responses_and_state_of_offer() {
         let got = by_value.offer_owned(request);
         assert_eq!(got, expected);
         assert_eq!(by_value.state(), by_ref.state());
+        check_candidates(by_value.state());
     }
     let state = by_value.state();
     assert!(state.containers.values().all(|c| c.app.0 != "app_1"));
@@ -169,4 +195,41 @@ fn offer_owned_gives_the_responses_and_state_of_offer() {
     }
     assert_eq!(state.containers_on(&node(2, 2)).count(), 0);
     assert_eq!(state.containers_on(&node(2, 3)).count(), 1);
+}
+
+/// The candidate index and the per-kind pending counts against a scan of every app.
+fn check_candidates(state: &ClusterState) {
+    let kinds = [
+        TaskKind::ApplicationMaster,
+        TaskKind::Map,
+        TaskKind::Reduce,
+        TaskKind::Other,
+    ];
+    for (id, app) in &state.apps {
+        for kind in kinds {
+            let summed: u32 = app
+                .asks
+                .values()
+                .filter(|ask| TaskKind::of_mapreduce_priority(ask.priority) == kind)
+                .map(|ask| ask.any)
+                .sum();
+            assert_eq!(app.pending(kind), summed, "{} {kind:?}", id.0);
+        }
+    }
+    let mut scanned: Vec<(&str, u64, &AppId)> = state
+        .apps
+        .iter()
+        .filter(|(_, app)| {
+            app.is_mapreduce
+                && !app.awaits_application_master()
+                && app.pending(TaskKind::Map) + app.pending(TaskKind::Reduce) > 0
+        })
+        .map(|(id, app)| (app.queue.as_str(), app.submit_ms, id))
+        .collect();
+    scanned.sort();
+    let indexed: Vec<(&str, u64, &AppId)> = state
+        .candidates_by_queue()
+        .flat_map(|(queue, apps)| apps.iter().map(move |(submit, id)| (queue, *submit, id)))
+        .collect();
+    assert_eq!(indexed, scanned);
 }

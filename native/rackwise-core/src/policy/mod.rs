@@ -47,32 +47,24 @@ pub fn plan(
     skips: &mut RelaxedSkips,
     nas: &mut NasState,
 ) -> (Plan, Vec<AppId>) {
-    let mut queues: BTreeMap<&str, (QueuePolicy, Vec<Candidate>)> = BTreeMap::new();
-    for (id, app) in &state.apps {
-        if !app.is_mapreduce
-            || app.awaits_application_master()
-            || app.pending(TaskKind::Map) + app.pending(TaskKind::Reduce) == 0
-        {
-            continue;
-        }
-        let policy = settings.queue_policy(&app.queue);
-        if policy.kind == PolicyKind::None {
-            continue;
-        }
-        queues
-            .entry(app.queue.as_str())
-            .or_insert_with(|| (policy, Vec::new()))
-            .1
-            .push(Candidate { id, app });
-    }
-
     let mut plan = Plan::default();
     let mut starved_apps = Vec::new();
     let mut nas_budget = None;
     let mut nas_queues = BTreeSet::new();
-    for (queue, (policy, mut candidates)) in queues {
-        // Ties between categories are broken by job arrival (ShuffleWatcher §3.1).
-        candidates.sort_by(|a, b| (a.app.submit_ms, a.id).cmp(&(b.app.submit_ms, b.id)));
+    // Queues in name order, each one's jobs by arrival: ties between categories are broken by
+    // job arrival (ShuffleWatcher §3.1).
+    for (queue, listed) in state.candidates_by_queue() {
+        let policy = settings.queue_policy(queue);
+        if policy.kind == PolicyKind::None {
+            continue;
+        }
+        let candidates: Vec<Candidate> = listed
+            .iter()
+            .map(|(_, id)| Candidate {
+                id,
+                app: &state.apps[id],
+            })
+            .collect();
         let mut entries = Vec::new();
         for candidate in &candidates {
             let waited = candidate
