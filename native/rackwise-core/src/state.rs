@@ -35,8 +35,11 @@ pub struct Job {
     pub running_maps: u32,
     pub running_reduces: u32,
     pub finished_reduces: u32,
-    /// Finished map containers per rack: where the job's map output sits.
+    /// Finished map containers per rack: where the job's map output sits. Only a map's
+    /// `ContainerFinished` adds to it, which keeps `finished_maps` true.
     pub finished_maps_by_rack: BTreeMap<RackName, u32>,
+    /// The sum of `finished_maps_by_rack`: NAS predicts every candidate's maps on every offer.
+    finished_maps: u32,
     /// Reduce containers placed per rack, running or done (SARP's reducesOnRack).
     pub reduces_by_rack: BTreeMap<RackName, u32>,
     /// SAMP's choice, made when the job's first map asks arrived (ShuffleWatcher queues).
@@ -68,6 +71,7 @@ impl Job {
             running_reduces: 0,
             finished_reduces: 0,
             finished_maps_by_rack: BTreeMap::new(),
+            finished_maps: 0,
             reduces_by_rack: BTreeMap::new(),
             samp: None,
             reduce_shares: None,
@@ -91,7 +95,7 @@ impl Job {
     }
 
     pub fn finished_maps(&self) -> u32 {
-        self.finished_maps_by_rack.values().sum()
+        self.finished_maps
     }
 
     /// Maps the job has, as far as anything told us: counters, or what we saw asked and run.
@@ -516,6 +520,7 @@ impl ClusterState {
                     TaskKind::Map => {
                         job.running_maps = job.running_maps.saturating_sub(1);
                         *job.finished_maps_by_rack.entry(finished.rack).or_insert(0) += 1;
+                        job.finished_maps += 1;
                     }
                     TaskKind::Reduce => {
                         job.running_reduces = job.running_reduces.saturating_sub(1);

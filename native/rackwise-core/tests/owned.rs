@@ -1,8 +1,8 @@
 //! `Engine::offer_owned` is `Engine::offer` without the clones: the same events through both
 //! give the same responses and the same cluster state, including removing an app's running
 //! containers (indexed by app and by node) when the app goes. The state's other indexes (the
-//! candidate apps of each queue, the per-kind pending counts) agree with a scan after each
-//! request.
+//! candidate apps of each queue, the per-kind pending counts, each job's finished maps) agree
+//! with a scan after each request.
 
 mod common;
 
@@ -145,6 +145,11 @@ fn requests() -> Vec<OfferRequest> {
             app: AppId("app_4".into()),
             asks: vec![ask(20, 3, &[])],
         },
+        Event::ContainerFinished {
+            app: AppId("app_3".into()),
+            container: ContainerId("c4".into()),
+            time_ms: 3_000,
+        },
     ];
     [first, second, third]
         .into_iter()
@@ -172,12 +177,13 @@ fn offer_owned_gives_the_responses_and_state_of_offer() {
         let got = by_value.offer_owned(request);
         assert_eq!(got, expected);
         assert_eq!(by_value.state(), by_ref.state());
-        check_candidates(by_value.state());
+        check_indexes(by_value.state());
     }
     let state = by_value.state();
     assert!(state.containers.values().all(|c| c.app.0 != "app_1"));
     assert_eq!(state.containers[&ContainerId("c2".into())].app.0, "app_3");
-    assert_eq!(state.containers.len(), 3);
+    assert_eq!(state.containers.len(), 2);
+    assert_eq!(state.apps[&AppId("app_3".into())].job.finished_maps(), 1);
     // The per-node index agrees with a scan, after a finish, an id reused on another node and
     // an app's removal.
     for id in state.nodes.keys() {
@@ -197,8 +203,9 @@ fn offer_owned_gives_the_responses_and_state_of_offer() {
     assert_eq!(state.containers_on(&node(2, 3)).count(), 1);
 }
 
-/// The candidate index and the per-kind pending counts against a scan of every app.
-fn check_candidates(state: &ClusterState) {
+/// The candidate index, the per-kind pending counts and the finished maps against a scan of
+/// every app.
+fn check_indexes(state: &ClusterState) {
     let kinds = [
         TaskKind::ApplicationMaster,
         TaskKind::Map,
@@ -206,6 +213,8 @@ fn check_candidates(state: &ClusterState) {
         TaskKind::Other,
     ];
     for (id, app) in &state.apps {
+        let finished: u32 = app.job.finished_maps_by_rack.values().sum();
+        assert_eq!(app.job.finished_maps(), finished, "{}", id.0);
         for kind in kinds {
             let summed: u32 = app
                 .asks
