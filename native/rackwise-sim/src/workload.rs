@@ -88,10 +88,17 @@ impl Default for WorkloadOptions {
     }
 }
 
-/// Maps and reduces as SWIM's `GenerateReplayScript` derives them, except that a job with no
-/// shuffle keeps 0 reduces (SWIM's 1 KiB floor is a replay artefact) and no 57 MB input floor
-/// is applied: maps = max(1, ceil(input / block)); reduces = max(1, round((shuffle + output) /
-/// B)), and if that exceeds the node count, nodes / 5 (SWIM's own rule).
+/// Maps and reduces as SWIM's `GenerateReplayScript` derives them, with two departures. No
+/// 57 MB input floor is applied. A job with no shuffle keeps 0 reduces (SWIM's 1 KiB shuffle
+/// floor is a replay artefact) and its maps write the output, so its maps are as many as SWIM
+/// would give it output writers when that is more than its input needs: SWIM's replay writes
+/// such a job's output with `output / B` reduces, and left to its input's one map a 1 TB output
+/// would be written by one task for half a day.
+///
+/// * maps = max(1, ceil(input / block)), or for a map-only job the larger of that and its
+///   writers;
+/// * reduces (writers) = max(1, round((shuffle + output) / B)), and if that exceeds the node
+///   count, nodes / 5 (SWIM's own rule).
 pub fn job_shape(
     input: u64,
     shuffle: u64,
@@ -100,10 +107,8 @@ pub fn job_shape(
     bytes_per_reduce: u64,
 ) -> (u32, u32) {
     let block = cluster.block_bytes();
-    let maps = input.div_ceil(block).max(1).min(u32::MAX as u64) as u32;
-    let reduces = if shuffle == 0 {
-        0
-    } else {
+    let input_maps = input.div_ceil(block).max(1).min(u32::MAX as u64) as u32;
+    let writers = {
         let r = ((shuffle + output) as f64 / bytes_per_reduce as f64)
             .round()
             .max(1.0) as u64;
@@ -113,8 +118,12 @@ pub fn job_shape(
         } else {
             r
         }
-    };
-    (maps, reduces as u32)
+    } as u32;
+    if shuffle == 0 {
+        (input_maps.max(writers), 0)
+    } else {
+        (input_maps, writers)
+    }
 }
 
 fn scale(bytes: u64, target: u64, origin: Option<u64>) -> u64 {

@@ -245,16 +245,24 @@ fn swim_shapes_follow_the_documented_rule() {
         ..WorkloadOptions::default()
     };
     // 10 GiB input scaled by 600/3000 = 2 GiB = 16 blocks of 128 MiB; 1 GiB + 0 output
-    // scaled = 204.8 MiB -> round(3.2) = 3 reduces; a map-only job keeps 0 reduces.
+    // scaled = 204.8 MiB -> round(3.2) = 3 reduces; a map-only job keeps 0 reduces. A map-only
+    // job with little input and 5 GiB of output (1 GiB scaled) gets SWIM's 16 writers of
+    // 64 MiB as maps; with 5 TiB (1 TiB scaled: 16,384 writers, more than the 600 nodes) it
+    // gets SWIM's cap of nodes / 5 = 120.
     let text = format!(
-        "job0\t5\t5\t{}\t{}\t0\njob1\t6\t1\t100\t0\t100\n",
+        "job0\t5\t5\t{}\t{}\t0\njob1\t6\t1\t100\t0\t100\n\
+         job2\t7\t1\t100\t0\t{}\njob3\t8\t1\t100\t0\t{}\n",
         10u64 << 30,
-        1u64 << 30
+        1u64 << 30,
+        5u64 << 30,
+        5u64 << 40
     );
     let jobs = load_swim(&text, &cluster, &options).unwrap();
     assert_eq!((jobs[0].maps, jobs[0].reduces), (16, 3));
     assert_eq!(jobs[0].input_bytes, 2 << 30);
     assert_eq!((jobs[1].maps, jobs[1].reduces), (1, 0));
+    assert_eq!((jobs[2].maps, jobs[2].reduces), (16, 0));
+    assert_eq!((jobs[3].maps, jobs[3].reduces), (120, 0));
     assert_eq!(
         jobs[0].class,
         ShuffleClass::Heavy,
