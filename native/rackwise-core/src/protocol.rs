@@ -7,6 +7,7 @@
 //! instead of silently dropping data.
 
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 /// A YARN application id, e.g. `application_1700000000000_0001`.
@@ -252,8 +253,11 @@ pub struct PlanEntry {
     pub app: AppId,
     pub priority: Priority,
     pub locality: Locality,
-    /// Why this entry is where it is (e.g. `nass:saturated:local-map`), for logs and tests.
-    pub reason: String,
+    /// Why this entry is where it is (e.g. `nass:saturated:node-local-map`), for logs and
+    /// tests. The core's reasons are fixed strings, borrowed so that the entries an offer
+    /// builds (dozens per offer, most of them dropped unread) allocate none; on the wire it is
+    /// a plain JSON string either way.
+    pub reason: Cow<'static, str>,
 }
 
 /// Facts about this decision that operators and tests read.

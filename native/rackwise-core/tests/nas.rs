@@ -32,7 +32,7 @@ fn reasons(response: &OfferResponse, queue: &str) -> Vec<String> {
         .queues
         .iter()
         .find(|q| q.queue == queue)
-        .map(|q| q.entries.iter().map(|e| e.reason.clone()).collect())
+        .map(|q| q.entries.iter().map(|e| e.reason.to_string()).collect())
         .unwrap_or_default()
 }
 

@@ -135,7 +135,10 @@ fn relax(
 
 /// Every outstanding map and reduce ask of an app, loosest locality, lowest priority first
 /// (MapReduce's own order: re-run maps, reduces, maps).
-fn all_asks<'a>(candidate: &'a Candidate, reason: &'a str) -> impl Iterator<Item = PlanEntry> + 'a {
+fn all_asks<'a>(
+    candidate: &'a Candidate,
+    reason: &'static str,
+) -> impl Iterator<Item = PlanEntry> + 'a {
     candidate
         .app
         .asks
@@ -150,6 +153,6 @@ fn all_asks<'a>(candidate: &'a Candidate, reason: &'a str) -> impl Iterator<Item
             app: candidate.id.clone(),
             priority: ask.priority,
             locality: Locality::OffSwitch,
-            reason: reason.to_string(),
+            reason: reason.into(),
         })
 }

@@ -108,11 +108,24 @@ enum Class {
 }
 
 impl Class {
-    fn label(self) -> &'static str {
+    /// CR-RTS's reason for a reduce of this class once the user is relaxed (lines 7–8).
+    fn relaxed_reason(self) -> &'static str {
         match self {
-            Class::Light => "light",
-            Class::Medium => "medium",
-            Class::Heavy => "heavy",
+            Class::Light => "nas:cr-rts:relaxed:light-reduce",
+            Class::Medium => "nas:cr-rts:relaxed:medium-reduce",
+            Class::Heavy => "nas:cr-rts:relaxed:heavy-reduce",
+        }
+    }
+
+    /// CA-RTS's reason for a reduce of this class, under or past its ReduceNum on the rack.
+    fn ca_rts_reason(self, reached: bool) -> &'static str {
+        match (self, reached) {
+            (Class::Light, false) => "nas:ca-rts:light-under-reduce-num",
+            (Class::Medium, false) => "nas:ca-rts:medium-under-reduce-num",
+            (Class::Heavy, false) => "nas:ca-rts:heavy-under-reduce-num",
+            (Class::Light, true) => "nas:ca-rts:light-reached-reduce-num",
+            (Class::Medium, true) => "nas:ca-rts:medium-reached-reduce-num",
+            (Class::Heavy, true) => "nas:ca-rts:heavy-reached-reduce-num",
         }
     }
 }
@@ -400,12 +413,12 @@ struct MapTask<'a> {
 }
 
 impl MapTask<'_> {
-    fn entry(&self, locality: Locality, reason: String) -> PlanEntry {
+    fn entry(&self, locality: Locality, reason: &'static str) -> PlanEntry {
         PlanEntry {
             app: self.candidate.id.clone(),
             priority: self.ask.priority,
             locality,
-            reason,
+            reason: reason.into(),
         }
     }
 
@@ -413,13 +426,14 @@ impl MapTask<'_> {
         (available - self.prediction.task_output_bytes).abs()
     }
 
-    /// Lines 9–12: small-input before large-input, unpredicted before predicted.
+    /// Lines 9–12: small-input before large-input, unpredicted before predicted; with the
+    /// plan reason of a relaxed map of that category.
     fn category(&self) -> (usize, &'static str) {
         match (self.small_input, self.prediction.unpredicted) {
-            (true, true) => (0, "small-unpredicted"),
-            (true, false) => (1, "small-predicted"),
-            (false, true) => (2, "large-unpredicted"),
-            (false, false) => (3, "large-predicted"),
+            (true, true) => (0, "nas:mts:relaxed:small-unpredicted"),
+            (true, false) => (1, "nas:mts:relaxed:small-predicted"),
+            (false, true) => (2, "nas:mts:relaxed:large-unpredicted"),
+            (false, false) => (3, "nas:mts:relaxed:large-predicted"),
         }
     }
 
@@ -536,7 +550,7 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
         out.extend(
             local
                 .iter()
-                .map(|t| t.entry(Locality::NodeLocal, "nas:mts:local-qualified".into())),
+                .map(|t| t.entry(Locality::NodeLocal, "nas:mts:local-qualified")),
         );
         return;
     }
@@ -558,11 +572,7 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
                         .total_cmp(&b.distance_to(available)),
                 )
         });
-        out.extend(
-            fitting
-                .iter()
-                .map(|t| t.entry(t.locality, format!("nas:mts:relaxed:{}", t.category().1))),
-        );
+        out.extend(fitting.iter().map(|t| t.entry(t.locality, t.category().1)));
         return;
     }
     // Lines 13–16: nothing fits; the data-local map that exceeds the space least, else the
@@ -580,11 +590,11 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
     out.extend(
         local
             .iter()
-            .map(|t| t.entry(Locality::NodeLocal, "nas:mts:relaxed:local-smallest".into())),
+            .map(|t| t.entry(Locality::NodeLocal, "nas:mts:relaxed:local-smallest")),
     );
     out.extend(
         rest.iter()
-            .map(|t| t.entry(Locality::OffSwitch, "nas:mts:relaxed:smallest".into())),
+            .map(|t| t.entry(Locality::OffSwitch, "nas:mts:relaxed:smallest")),
     );
 }
 
@@ -597,12 +607,12 @@ struct ReduceJob<'a> {
 }
 
 impl ReduceJob<'_> {
-    fn entry(&self, reason: String) -> PlanEntry {
+    fn entry(&self, reason: &'static str) -> PlanEntry {
         PlanEntry {
             app: self.candidate.id.clone(),
             priority: self.ask.priority,
             locality: Locality::OffSwitch,
-            reason,
+            reason: reason.into(),
         }
     }
 }
@@ -662,20 +672,13 @@ fn cr_rts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
             count_skip(&mut nas.reduce_skips, queue, offer.now_ms);
         }
         light.sort_by(|a, b| a.shuffle_bytes.total_cmp(&b.shuffle_bytes));
-        out.extend(
-            light
-                .iter()
-                .map(|j| j.entry("nas:cr-rts:light-reduce".into())),
-        );
+        out.extend(light.iter().map(|j| j.entry("nas:cr-rts:light-reduce")));
         return;
     }
     // Lines 7–8: any reduce, the lightest class first.
     let mut all: Vec<&ReduceJob> = jobs.iter().collect();
     all.sort_by_key(|j| j.class);
-    out.extend(
-        all.iter()
-            .map(|j| j.entry(format!("nas:cr-rts:relaxed:{}-reduce", j.class.label()))),
-    );
+    out.extend(all.iter().map(|j| j.entry(j.class.relaxed_reason())));
 }
 
 /// Algorithm 3 for one user, on an uncongested rack.
@@ -728,11 +731,9 @@ fn ca_rts(turn: &Turn, nas: &NasState, out: &mut Vec<PlanEntry>) {
             .then(b.2.cmp(&a.2))
             .then(b.3.shuffle_bytes.total_cmp(&a.3.shuffle_bytes))
     });
-    out.extend(ranked.iter().map(|(category, _, _, job)| {
-        let quota = if *category < 3 { "under" } else { "reached" };
-        job.entry(format!(
-            "nas:ca-rts:{}-{quota}-reduce-num",
-            job.class.label()
-        ))
-    }));
+    out.extend(
+        ranked
+            .iter()
+            .map(|(category, _, _, job)| job.entry(job.class.ca_rts_reason(*category >= 3))),
+    );
 }

@@ -63,15 +63,26 @@ const UNSATURATED: [Category; 7] = [
 ];
 
 impl Category {
-    fn label(self) -> &'static str {
-        match self {
-            Category::PreferredRackMaps => "preferred-rack-map",
-            Category::NodeLocalMaps => "node-local-map",
-            Category::RackLocalMaps => "rack-local-map",
-            Category::AnyMaps => "any-map",
-            Category::LightReduces => "light-reduce",
-            Category::HeavyReducesUnderQuota => "heavy-reduce-under-quota",
-            Category::OtherHeavyReduces => "heavy-reduce",
+    /// The plan reason of an entry in this category, `nass:<rack state>:<category>`: spelled
+    /// out so that no offer formats one.
+    fn reason(self, saturated: bool) -> &'static str {
+        match (saturated, self) {
+            (true, Category::PreferredRackMaps) => "nass:saturated:preferred-rack-map",
+            (true, Category::NodeLocalMaps) => "nass:saturated:node-local-map",
+            (true, Category::RackLocalMaps) => "nass:saturated:rack-local-map",
+            (true, Category::AnyMaps) => "nass:saturated:any-map",
+            (true, Category::LightReduces) => "nass:saturated:light-reduce",
+            (true, Category::HeavyReducesUnderQuota) => "nass:saturated:heavy-reduce-under-quota",
+            (true, Category::OtherHeavyReduces) => "nass:saturated:heavy-reduce",
+            (false, Category::PreferredRackMaps) => "nass:unsaturated:preferred-rack-map",
+            (false, Category::NodeLocalMaps) => "nass:unsaturated:node-local-map",
+            (false, Category::RackLocalMaps) => "nass:unsaturated:rack-local-map",
+            (false, Category::AnyMaps) => "nass:unsaturated:any-map",
+            (false, Category::LightReduces) => "nass:unsaturated:light-reduce",
+            (false, Category::HeavyReducesUnderQuota) => {
+                "nass:unsaturated:heavy-reduce-under-quota"
+            }
+            (false, Category::OtherHeavyReduces) => "nass:unsaturated:heavy-reduce",
         }
     }
 
@@ -161,11 +172,7 @@ pub(super) fn rank(
     entries: &mut Vec<PlanEntry>,
 ) -> bool {
     let saturated = offer.rack_saturated;
-    let (order, state) = if saturated {
-        (&SATURATED, "saturated")
-    } else {
-        (&UNSATURATED, "unsaturated")
-    };
+    let order = if saturated { &SATURATED } else { &UNSATURATED };
     let window = |c: &Candidate| match policy.starvation_window_ms {
         0 => 0,
         width => c.app.submit_ms / width,
@@ -209,7 +216,7 @@ pub(super) fn rank(
                         app: candidate.id.clone(),
                         priority: ask.priority,
                         locality: *locality,
-                        reason: format!("nass:{state}:{}", category.label()),
+                        reason: category.reason(saturated).into(),
                     });
                 }
             }
