@@ -294,9 +294,10 @@ pub struct ClusterState {
     candidates_by_queue: BTreeMap<String, BTreeSet<(u64, AppId)>>,
     /// The keys of `containers` by app, so removing an app does not scan every container.
     containers_by_app: BTreeMap<AppId, BTreeSet<ContainerId>>,
-    /// The keys of `containers` by node, so an offer reads its node's containers without
-    /// scanning every running container (NAS's MTS does on every offer).
-    containers_by_node: BTreeMap<NodeId, BTreeSet<ContainerId>>,
+    /// The keys of `containers` by node with each one's app and kind, so an offer reads its
+    /// node's containers without scanning every running container or looking each one up
+    /// (NAS's MTS does on every offer).
+    containers_by_node: BTreeMap<NodeId, BTreeMap<ContainerId, (AppId, TaskKind)>>,
     pub measured_rack_load: BTreeMap<RackName, MeasuredLoad>,
     pub measured_host_load: BTreeMap<String, MeasuredLoad>,
     pub history: LearnedHistory,
@@ -505,7 +506,7 @@ impl ClusterState {
                 ) {
                     self.unindex(container, &replaced);
                 }
-                self.index(container, app, node);
+                self.index(container, app, node, kind);
             }
             Event::ContainerFinished { container, .. } => {
                 let Some(finished) = self.containers.remove(container) else {
@@ -618,16 +619,20 @@ impl ClusterState {
         self.list_candidate(app);
     }
 
-    /// The running containers on `node`, in container id order (the order of `containers`).
-    pub fn containers_on<'a>(&'a self, node: &NodeId) -> impl Iterator<Item = &'a Container> {
+    /// The running containers on `node` with their app and kind, in container id order (the
+    /// order of `containers`).
+    pub fn containers_on<'a>(
+        &'a self,
+        node: &NodeId,
+    ) -> impl Iterator<Item = (&'a ContainerId, &'a AppId, TaskKind)> {
         self.containers_by_node
             .get(node)
             .into_iter()
             .flatten()
-            .filter_map(|id| self.containers.get(id))
+            .map(|(id, (app, kind))| (id, app, *kind))
     }
 
-    fn index(&mut self, container: &ContainerId, app: &AppId, node: &NodeId) {
+    fn index(&mut self, container: &ContainerId, app: &AppId, node: &NodeId, kind: TaskKind) {
         self.containers_by_app
             .entry(app.clone())
             .or_default()
@@ -635,13 +640,19 @@ impl ClusterState {
         self.containers_by_node
             .entry(node.clone())
             .or_default()
-            .insert(container.clone());
+            .insert(container.clone(), (app.clone(), kind));
     }
 
     /// Drops a container that left `containers` from the app and node indexes.
     fn unindex(&mut self, container: &ContainerId, removed: &Container) {
-        unindex_in(&mut self.containers_by_app, &removed.app, container);
-        unindex_in(&mut self.containers_by_node, &removed.node, container);
+        unindex_in(&mut self.containers_by_app, &removed.app, |set| {
+            set.remove(container);
+            set.is_empty()
+        });
+        unindex_in(&mut self.containers_by_node, &removed.node, |on_node| {
+            on_node.remove(container);
+            on_node.is_empty()
+        });
     }
 
     fn remove_app(&mut self, app: &AppId, learned: &mut Vec<LearnedRatio>) {
@@ -649,9 +660,10 @@ impl ClusterState {
         let Some(removed) = self.apps.remove(app) else {
             return;
         };
+        // The app's own index entry goes first, so `unindex` only has the node's left to do.
         for container in self.containers_by_app.remove(app).unwrap_or_default() {
             if let Some(removed) = self.containers.remove(&container) {
-                unindex_in(&mut self.containers_by_node, &removed.node, &container);
+                self.unindex(&container, &removed);
             }
         }
         let estimate = removed.job.estimate;
@@ -661,16 +673,11 @@ impl ClusterState {
     }
 }
 
-fn unindex_in<K: Ord>(
-    index: &mut BTreeMap<K, BTreeSet<ContainerId>>,
-    key: &K,
-    container: &ContainerId,
-) {
-    if let Some(set) = index.get_mut(key) {
-        set.remove(container);
-        if set.is_empty() {
-            index.remove(key);
-        }
+/// Takes a container out of `key`'s entry of a per-key index (`remove` says whether the entry
+/// is empty then), dropping the entry once empty.
+fn unindex_in<K: Ord, V>(index: &mut BTreeMap<K, V>, key: &K, remove: impl FnOnce(&mut V) -> bool) {
+    if index.get_mut(key).is_some_and(remove) {
+        index.remove(key);
     }
 }
 

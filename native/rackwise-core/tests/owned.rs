@@ -8,7 +8,7 @@ mod common;
 
 use common::{host, node, queue};
 use rackwise_core::protocol::*;
-use rackwise_core::state::{ClusterState, Container};
+use rackwise_core::state::ClusterState;
 use rackwise_core::Engine;
 use std::collections::BTreeMap;
 
@@ -187,10 +187,11 @@ fn offer_owned_gives_the_responses_and_state_of_offer() {
     // The per-node index agrees with a scan, after a finish, an id reused on another node and
     // an app's removal.
     for id in state.nodes.keys() {
-        let scanned: Vec<&Container> = state
+        let scanned: Vec<(&ContainerId, &AppId, TaskKind)> = state
             .containers
-            .values()
-            .filter(|c| &c.node == id)
+            .iter()
+            .filter(|(_, c)| &c.node == id)
+            .map(|(container, c)| (container, &c.app, c.kind))
             .collect();
         assert_eq!(
             state.containers_on(id).collect::<Vec<_>>(),

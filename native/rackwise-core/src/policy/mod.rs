@@ -15,7 +15,7 @@ use crate::protocol::{AppId, Locality, NodeId, Plan, PlanEntry, QueuePlan, RackN
 use crate::settings::{PolicyKind, QueuePolicy, Settings};
 use crate::state::{App, ClusterState, Node};
 use nas::NasState;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The node being offered and what NetSat says about its rack.
 #[derive(Debug, Clone)]
@@ -50,7 +50,8 @@ pub fn plan(
     let mut plan = Plan::default();
     let mut starved_apps = Vec::new();
     let mut nas_budget = None;
-    let mut nas_queues = BTreeSet::new();
+    // In name order, as `candidates_by_queue` gives the queues.
+    let mut nas_queues = Vec::new();
     // Queues in name order, each one's jobs by arrival: ties between categories are broken by
     // job arrival (ShuffleWatcher §3.1).
     for (queue, listed) in state.candidates_by_queue() {
@@ -87,7 +88,7 @@ pub fn plan(
             PolicyKind::Nas => {
                 let budget =
                     *nas_budget.get_or_insert_with(|| nas.begin_offer(state, settings, offer));
-                nas_queues.insert(queue);
+                nas_queues.push(queue);
                 let turn = nas::Turn {
                     candidates: &candidates,
                     queue,

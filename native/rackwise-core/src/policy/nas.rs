@@ -305,8 +305,8 @@ impl NasState {
         let threshold_bytes = snapshot.threshold_bytes(offer.node, settings);
         let running_output: f64 = state
             .containers_on(offer.node_id)
-            .filter(|c| c.kind == TaskKind::Map)
-            .filter_map(|c| state.apps.get(&c.app))
+            .filter(|(_, _, kind)| *kind == TaskKind::Map)
+            .filter_map(|(_, app, _)| state.apps.get(app))
             .map(|app| predict(app, settings).task_output_bytes)
             .sum();
 
@@ -332,12 +332,11 @@ impl NasState {
     }
 
     /// Forgets the skips of queues that were not planned in this offer (nothing pending, or no
-    /// longer `nas`), so a later wait starts afresh.
-    pub(super) fn end_offer(&mut self, nas_queues: &BTreeSet<&str>) {
-        self.map_skips
-            .retain(|queue, _| nas_queues.contains(queue.as_str()));
-        self.reduce_skips
-            .retain(|queue, _| nas_queues.contains(queue.as_str()));
+    /// longer `nas`), so a later wait starts afresh. `nas_queues` is in name order.
+    pub(super) fn end_offer(&mut self, nas_queues: &[&str]) {
+        let planned = |queue: &String| nas_queues.binary_search(&queue.as_str()).is_ok();
+        self.map_skips.retain(|queue, _| planned(queue));
+        self.reduce_skips.retain(|queue, _| planned(queue));
     }
 
     /// The TrafficThreshold inputs last computed.
@@ -390,16 +389,22 @@ fn relaxed(
     reached
 }
 
-/// Counts one skip of `queue`; its wait starts at the first.
+/// Counts one skip of `queue`; its wait starts at the first. The queue's name is copied only
+/// then: a skipped queue is usually skipped again on the next offer.
 fn count_skip(skips: &mut BTreeMap<String, Skips>, queue: &str, now_ms: u64) {
-    skips
-        .entry(queue.to_string())
-        .or_insert(Skips {
-            count: 0,
-            since_ms: now_ms,
-            relaxed: false,
-        })
-        .count += 1;
+    match skips.get_mut(queue) {
+        Some(state) => state.count += 1,
+        None => {
+            skips.insert(
+                queue.to_string(),
+                Skips {
+                    count: 1,
+                    since_ms: now_ms,
+                    relaxed: false,
+                },
+            );
+        }
+    }
 }
 
 /// A map ask of a job, as MTS sees it on this offer.
@@ -502,7 +507,7 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
         ..
     } = *turn;
     let held = nas.holds(offer.rack);
-    let tasks: Vec<MapTask> = candidates
+    let mut tasks: Vec<MapTask> = candidates
         .iter()
         .flat_map(|candidate| {
             let prediction = predict(candidate.app, settings);
@@ -513,10 +518,9 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
             candidate,
             ask,
             prediction,
+            // Rack-local is told apart below, only where it matters (MapCost).
             locality: if ask.hosts.get(offer.host).is_some_and(|n| *n > 0) {
                 Locality::NodeLocal
-            } else if ask.racks.get(offer.rack).is_some_and(|n| *n > 0) {
-                Locality::RackLocal
             } else {
                 Locality::OffSwitch
             },
@@ -559,7 +563,16 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
         count_skip(&mut nas.map_skips, queue, offer.now_ms);
         return;
     }
-    // Lines 7–12: a qualified map by category, MapCost, then closeness to the space.
+    // Lines 7–12: a qualified map by category, MapCost, then closeness to the space. Most
+    // offers end above, so the non-local maps' racks are looked up only now.
+    for task in tasks
+        .iter_mut()
+        .filter(|t| t.locality != Locality::NodeLocal)
+    {
+        if task.ask.racks.get(offer.rack).is_some_and(|n| *n > 0) {
+            task.locality = Locality::RackLocal;
+        }
+    }
     let mut fitting: Vec<&MapTask> = tasks.iter().filter(qualified).collect();
     if !fitting.is_empty() {
         fitting.sort_by(|a, b| {
