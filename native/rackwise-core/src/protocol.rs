@@ -9,21 +9,26 @@
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::Arc;
+
+// App, node and rack ids are shared strings: every offer copies some of them (the offered
+// node, each steered app, the rack in the diagnostics, plan entries), and copying an `Arc`
+// allocates nothing. They compare, sort, print and serialize as the strings they hold.
 
 /// A YARN application id, e.g. `application_1700000000000_0001`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct AppId(pub String);
+pub struct AppId(pub Arc<str>);
 
 /// A NodeManager id as FairScheduler names nodes (`host:port`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct NodeId(pub String);
+pub struct NodeId(pub Arc<str>);
 
 /// A network-topology rack path, e.g. `/rack1`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
-pub struct RackName(pub String);
+pub struct RackName(pub Arc<str>);
 
 /// A YARN container id.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -239,7 +244,8 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct QueuePlan {
-    pub queue: String,
+    /// Shared with the core's candidate index, like the ids above.
+    pub queue: Arc<str>,
     /// Apps of this queue the core steers; every one of them not at the head of `entries`
     /// is vetoed for this offer.
     pub steered: Vec<AppId>,

@@ -479,7 +479,7 @@ impl Settings {
         for (key, raw) in keys {
             if let Some(rack) = key.strip_prefix(&rack_prefix) {
                 if let Some(value) = check_numeric(key, raw, &RACK_UPLINK_MBPS, &mut problems) {
-                    uplink_mbps.insert(RackName(rack.to_string()), value);
+                    uplink_mbps.insert(RackName(rack.into()), value);
                 }
             } else if !NUMERIC_KEYS.iter().any(|k| k.name == key) && key != NETSAT_SOURCE {
                 log::warn!(

@@ -12,6 +12,7 @@ use crate::protocol::{
 };
 use crate::settings::{PolicyKind, QueuePolicy, Settings};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
@@ -213,7 +214,7 @@ impl App {
                         choice
                             .preferred
                             .iter()
-                            .map(|r| r.0.as_str())
+                            .map(|r| &*r.0)
                             .collect::<Vec<_>>()
                             .join(","),
                         maps.any,
@@ -291,7 +292,7 @@ pub struct ClusterState {
     /// The candidate apps (see `App::is_candidate`) of each queue, in (submit time, app id)
     /// order: what every offer plans over, kept here because it changes only with an app's
     /// arrival, removal or ask table.
-    candidates_by_queue: BTreeMap<String, BTreeSet<(u64, AppId)>>,
+    candidates_by_queue: BTreeMap<Arc<str>, BTreeSet<(u64, AppId)>>,
     /// The keys of `containers` by app, so removing an app does not scan every container.
     containers_by_app: BTreeMap<AppId, BTreeSet<ContainerId>>,
     /// The keys of `containers` by node with each one's app and kind, so an offer reads its
@@ -327,10 +328,10 @@ impl ClusterState {
 
     /// Each queue with candidate apps, in queue name order, with their ids in (submit time,
     /// app id) order; every id is a key of `apps`.
-    pub fn candidates_by_queue(&self) -> impl Iterator<Item = (&str, &BTreeSet<(u64, AppId)>)> {
-        self.candidates_by_queue
-            .iter()
-            .map(|(queue, apps)| (queue.as_str(), apps))
+    pub fn candidates_by_queue(
+        &self,
+    ) -> impl Iterator<Item = (&Arc<str>, &BTreeSet<(u64, AppId)>)> {
+        self.candidates_by_queue.iter()
     }
 
     /// Takes `id` out of `candidates_by_queue` before its app changes or leaves.
@@ -338,10 +339,10 @@ impl ClusterState {
         let Some(app) = self.apps.get(id) else {
             return;
         };
-        if let Some(listed) = self.candidates_by_queue.get_mut(&app.queue) {
+        if let Some(listed) = self.candidates_by_queue.get_mut(app.queue.as_str()) {
             listed.remove(&(app.submit_ms, id.clone()));
             if listed.is_empty() {
-                self.candidates_by_queue.remove(&app.queue);
+                self.candidates_by_queue.remove(app.queue.as_str());
             }
         }
     }
@@ -352,7 +353,7 @@ impl ClusterState {
             return;
         };
         self.candidates_by_queue
-            .entry(app.queue.clone())
+            .entry(Arc::from(app.queue.as_str()))
             .or_default()
             .insert((app.submit_ms, id.clone()));
     }
@@ -480,7 +481,7 @@ impl ClusterState {
                 let rack = self
                     .nodes
                     .get(node)
-                    .map_or_else(|| RackName(String::new()), |n| n.rack.clone());
+                    .map_or_else(|| RackName("".into()), |n| n.rack.clone());
                 match kind {
                     TaskKind::Map => known.job.running_maps += 1,
                     TaskKind::Reduce => {

@@ -31,7 +31,7 @@ fn reasons(response: &OfferResponse, queue: &str) -> Vec<String> {
         .plan
         .queues
         .iter()
-        .find(|q| q.queue == queue)
+        .find(|q| &*q.queue == queue)
         .map(|q| q.entries.iter().map(|e| e.reason.to_string()).collect())
         .unwrap_or_default()
 }

@@ -35,7 +35,7 @@ fn ask(priority: i32, any: u32, hosts: &[(u32, u32)]) -> Ask {
         },
         racks: hosts
             .iter()
-            .map(|(r, _)| (RackName(format!("/r{r}")), 1))
+            .map(|(r, _)| (RackName(format!("/r{r}").into()), 1))
             .collect(),
         hosts: hosts.iter().map(|(r, n)| (host(*r, *n), 1)).collect(),
     }
@@ -48,7 +48,7 @@ fn requests() -> Vec<OfferRequest> {
             first.push(Event::NodeAdded {
                 node: node(r, n),
                 host: host(r, n),
-                rack: RackName(format!("/r{r}")),
+                rack: RackName(format!("/r{r}").into()),
                 capacity: Resources {
                     memory_mb: 8192,
                     vcores: 8,
@@ -58,7 +58,7 @@ fn requests() -> Vec<OfferRequest> {
     }
     for (a, q) in [(1, "root.sw"), (2, "root.nas"), (3, "root.sw")] {
         first.push(Event::AppAdded {
-            app: AppId(format!("app_{a}")),
+            app: AppId(format!("app_{a}").into()),
             name: format!("job {a}"),
             user: "u".into(),
             queue: q.into(),
@@ -67,12 +67,12 @@ fn requests() -> Vec<OfferRequest> {
             submit_ms: 1_000,
         });
         first.push(Event::Asks {
-            app: AppId(format!("app_{a}")),
+            app: AppId(format!("app_{a}").into()),
             asks: vec![ask(0, 0, &[]), ask(20, 4, &[(1, 1), (2, 2), (1, 3)])],
         });
     }
     let allocated = |app: u32, c: u32, r: u32, n: u32, p: i32| Event::ContainerAllocated {
-        app: AppId(format!("app_{app}")),
+        app: AppId(format!("app_{app}").into()),
         container: ContainerId(format!("c{c}")),
         node: node(r, n),
         priority: Priority(p),
@@ -180,8 +180,11 @@ fn offer_owned_gives_the_responses_and_state_of_offer() {
         check_indexes(by_value.state());
     }
     let state = by_value.state();
-    assert!(state.containers.values().all(|c| c.app.0 != "app_1"));
-    assert_eq!(state.containers[&ContainerId("c2".into())].app.0, "app_3");
+    assert!(state.containers.values().all(|c| &*c.app.0 != "app_1"));
+    assert_eq!(
+        state.containers[&ContainerId("c2".into())].app.0,
+        "app_3".into()
+    );
     assert_eq!(state.containers.len(), 2);
     assert_eq!(state.apps[&AppId("app_3".into())].job.finished_maps(), 1);
     // The per-node index agrees with a scan, after a finish, an id reused on another node and
@@ -239,7 +242,7 @@ fn check_indexes(state: &ClusterState) {
     scanned.sort();
     let indexed: Vec<(&str, u64, &AppId)> = state
         .candidates_by_queue()
-        .flat_map(|(queue, apps)| apps.iter().map(move |(submit, id)| (queue, *submit, id)))
+        .flat_map(|(queue, apps)| apps.iter().map(move |(submit, id)| (&**queue, *submit, id)))
         .collect();
     assert_eq!(indexed, scanned);
 }

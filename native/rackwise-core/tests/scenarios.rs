@@ -437,6 +437,6 @@ fn the_rack_set_follows_nodes_joining_moving_and_leaving() {
     assert_eq!(env.engine.state().rack_count(), 3);
     env.pending.push(Event::NodeRemoved { node: node(2, 2) });
     env.offer(1, 1);
-    let racks: Vec<&str> = env.engine.state().racks().map(|r| r.0.as_str()).collect();
+    let racks: Vec<&str> = env.engine.state().racks().map(|r| &*r.0).collect();
     assert_eq!(racks, ["/r1", "/r3"]);
 }

@@ -14,7 +14,7 @@ fn preferred(env: &TestEnv, app: &str) -> Vec<String> {
         .job
         .samp
         .as_ref()
-        .map(|samp| samp.preferred.iter().map(|r| r.0.clone()).collect())
+        .map(|samp| samp.preferred.iter().map(|r| r.0.to_string()).collect())
         .unwrap_or_default()
 }
 

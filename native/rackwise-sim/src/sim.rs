@@ -357,8 +357,13 @@ impl<'a> Sim<'a> {
                 )
             })
             .collect();
-        let node_ids = hosts.iter().map(|h| NodeId(format!("{h}:8041"))).collect();
-        let rack_names: Vec<RackName> = (0..r).map(|i| RackName(format!("/r{}", i + 1))).collect();
+        let node_ids = hosts
+            .iter()
+            .map(|h| NodeId(format!("{h}:8041").into()))
+            .collect();
+        let rack_names: Vec<RackName> = (0..r)
+            .map(|i| RackName(format!("/r{}", i + 1).into()))
+            .collect();
         let host_rank = name_ranks(&hosts);
         let rack_rank = name_ranks(&rack_names);
         let mut caps = Vec::with_capacity(2 * n + 2 * r);
@@ -446,7 +451,7 @@ impl<'a> Sim<'a> {
             rack_rank,
             jobs,
             app_ids: (0..specs.len())
-                .map(|j| AppId(format!("app_{j}")))
+                .map(|j| AppId(format!("app_{j}").into()))
                 .collect(),
             queues: (0..users).map(|u| format!("root.u{u}")).collect(),
             net: Network::new(caps),

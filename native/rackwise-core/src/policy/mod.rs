@@ -16,6 +16,7 @@ use crate::settings::{PolicyKind, QueuePolicy, Settings};
 use crate::state::{App, ClusterState, Node};
 use nas::NasState;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The node being offered and what NetSat says about its rack.
 #[derive(Debug, Clone)]
@@ -88,7 +89,7 @@ pub fn plan(
             PolicyKind::Nas => {
                 let budget =
                     *nas_budget.get_or_insert_with(|| nas.begin_offer(state, settings, offer));
-                nas_queues.push(queue);
+                nas_queues.push(&**queue);
                 let turn = nas::Turn {
                     candidates: &candidates,
                     queue,
@@ -104,7 +105,7 @@ pub fn plan(
             PolicyKind::None => {}
         }
         plan.queues.push(QueuePlan {
-            queue: queue.to_string(),
+            queue: Arc::clone(queue),
             steered: candidates.iter().map(|c| c.id.clone()).collect(),
             entries,
         });

@@ -115,12 +115,12 @@ mod tests {
 
     fn racks(list: &[(&str, u32)]) -> BTreeMap<RackName, u32> {
         list.iter()
-            .map(|(r, c)| (RackName(r.to_string()), *c))
+            .map(|(r, c)| (RackName(r.to_string().into()), *c))
             .collect()
     }
 
     fn names(choice: &SampChoice) -> Vec<&str> {
-        choice.preferred.iter().map(|r| r.0.as_str()).collect()
+        choice.preferred.iter().map(|r| &*r.0).collect()
     }
 
     #[test]

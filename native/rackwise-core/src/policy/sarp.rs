@@ -108,7 +108,7 @@ mod tests {
 
     fn shares(list: &[(&str, f64)]) -> BTreeMap<RackName, f64> {
         list.iter()
-            .map(|(r, s)| (RackName(r.to_string()), *s))
+            .map(|(r, s)| (RackName(r.to_string().into()), *s))
             .collect()
     }
 

@@ -224,13 +224,13 @@ fn plain_queue() -> QueueSettings {
 }
 
 pub fn node(r: u32, n: u32) -> NodeId {
-    NodeId(format!("{}:8041", host(r, n)))
+    NodeId(format!("{}:8041", host(r, n)).into())
 }
 pub fn host(r: u32, n: u32) -> String {
     format!("r{r}n{n}")
 }
 pub fn rack(r: u32) -> RackName {
-    RackName(format!("/r{r}"))
+    RackName(format!("/r{r}").into())
 }
 
 /// The plan of `queue` as "app:priority:locality" strings, in rank order.
@@ -239,7 +239,7 @@ pub fn ranking(response: &OfferResponse, queue: &str) -> Vec<String> {
         .plan
         .queues
         .iter()
-        .find(|q| q.queue == queue)
+        .find(|q| &*q.queue == queue)
         .map(|q| {
             q.entries
                 .iter()
