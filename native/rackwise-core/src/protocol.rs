@@ -212,8 +212,10 @@ pub struct Ask {
     pub resources: Resources,
     #[serde(default)]
     pub racks: BTreeMap<RackName, u32>,
+    /// Keyed by shared strings like the ids above: an ask table is rebuilt and replaced after
+    /// every allocation of its job, with one entry per host holding a pending split.
     #[serde(default)]
-    pub hosts: BTreeMap<String, u32>,
+    pub hosts: BTreeMap<Arc<str>, u32>,
 }
 
 /// The core's answer to one offer.

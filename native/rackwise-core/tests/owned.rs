@@ -37,7 +37,10 @@ fn ask(priority: i32, any: u32, hosts: &[(u32, u32)]) -> Ask {
             .iter()
             .map(|(r, _)| (RackName(format!("/r{r}").into()), 1))
             .collect(),
-        hosts: hosts.iter().map(|(r, n)| (host(*r, *n), 1)).collect(),
+        hosts: hosts
+            .iter()
+            .map(|(r, n)| (host(*r, *n).into(), 1))
+            .collect(),
     }
 }
 

@@ -20,6 +20,7 @@ use rackwise_core::protocol::{
 use rackwise_core::{CoreError, Engine};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// MapReduce ApplicationMaster request priorities (Hadoop 3 `RMContainerAllocator`).
@@ -277,7 +278,8 @@ pub struct Sim<'a> {
     rng: Rng,
     nodes: Vec<NodeState>,
     node_ids: Vec<NodeId>,
-    hosts: Vec<String>,
+    /// Shared with every map ask table that names the host.
+    hosts: Vec<Arc<str>>,
     rack_names: Vec<RackName>,
     /// Each node's and each rack's position in name order, for building ask tables.
     host_rank: Vec<u32>,
@@ -348,13 +350,14 @@ impl<'a> Sim<'a> {
                 speed: cluster.speed(i),
             })
             .collect::<Vec<_>>();
-        let hosts: Vec<String> = (0..n)
+        let hosts: Vec<Arc<str>> = (0..n)
             .map(|i| {
                 format!(
                     "r{}n{}",
                     i / cluster.nodes_per_rack + 1,
                     i % cluster.nodes_per_rack + 1
                 )
+                .into()
             })
             .collect();
         let node_ids = hosts
@@ -481,7 +484,7 @@ impl<'a> Sim<'a> {
             for i in 0..n {
                 sim.core_events.push(Event::NodeAdded {
                     node: sim.node_ids[i].clone(),
-                    host: sim.hosts[i].clone(),
+                    host: sim.hosts[i].to_string(),
                     rack: sim.rack_names[sim.nodes[i].rack as usize].clone(),
                     capacity,
                 });

@@ -122,7 +122,7 @@ impl TestEnv {
                 },
                 hosts: replicas
                     .iter()
-                    .map(|(r, n)| (host(*r, *n), *count))
+                    .map(|(r, n)| (host(*r, *n).into(), *count))
                     .collect(),
                 racks: replicas.iter().map(|(r, _)| (rack(*r), *count)).collect(),
             })
