@@ -330,7 +330,7 @@ impl ClusterState {
     /// app id) order; every id is a key of `apps`.
     pub fn candidates_by_queue(
         &self,
-    ) -> impl Iterator<Item = (&Arc<str>, &BTreeSet<(u64, AppId)>)> {
+    ) -> impl ExactSizeIterator<Item = (&Arc<str>, &BTreeSet<(u64, AppId)>)> {
         self.candidates_by_queue.iter()
     }
 

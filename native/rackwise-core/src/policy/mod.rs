@@ -48,8 +48,12 @@ pub fn plan(
     skips: &mut RelaxedSkips,
     nas: &mut NasState,
 ) -> (Plan, Vec<AppId>) {
-    let mut plan = Plan::default();
+    let mut plan = Plan {
+        queues: Vec::with_capacity(state.candidates_by_queue().len()),
+    };
     let mut starved_apps = Vec::new();
+    // One buffer for every queue's candidates.
+    let mut candidates: Vec<Candidate> = Vec::new();
     let mut nas_budget = None;
     // In name order, as `candidates_by_queue` gives the queues.
     let mut nas_queues = Vec::new();
@@ -60,13 +64,11 @@ pub fn plan(
         if policy.kind == PolicyKind::None {
             continue;
         }
-        let candidates: Vec<Candidate> = listed
-            .iter()
-            .map(|(_, id)| Candidate {
-                id,
-                app: &state.apps[id],
-            })
-            .collect();
+        candidates.clear();
+        candidates.extend(listed.iter().map(|(_, id)| Candidate {
+            id,
+            app: &state.apps[id],
+        }));
         let mut entries = Vec::new();
         for candidate in &candidates {
             let waited = candidate
@@ -129,7 +131,14 @@ fn relax(
         skips.remove(queue);
         return;
     }
-    let since = *skips.entry(queue.to_string()).or_insert(now_ms);
+    // The queue's name is copied only when its skipping starts, not on every offer it lasts.
+    let since = match skips.get(queue) {
+        Some(since) => *since,
+        None => {
+            skips.insert(queue.to_string(), now_ms);
+            now_ms
+        }
+    };
     if now_ms.saturating_sub(since) < policy.relaxed_interval_ms {
         entries.clear();
     }
