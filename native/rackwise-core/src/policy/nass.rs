@@ -164,7 +164,8 @@ impl Category {
 }
 
 /// Appends the NASS ranking of the queue's jobs for this offer to `entries`; returns whether
-/// any entry is "preferred" (for relaxed fairness).
+/// any entry is "preferred" (for relaxed fairness). `candidates` come by arrival (submit time
+/// first), so each starvation window's jobs are one run of them, earlier windows first.
 pub(super) fn rank(
     candidates: &[Candidate],
     policy: &QueuePolicy,
@@ -177,9 +178,6 @@ pub(super) fn rank(
         0 => 0,
         width => c.app.submit_ms / width,
     };
-    let mut windows: Vec<u64> = candidates.iter().map(window).collect();
-    windows.sort_unstable();
-    windows.dedup();
     let mut preferred = false;
     // An entry repeated in a later category could never be chosen: the first satisfiable one
     // wins. Emit each (app, priority, locality) once.
@@ -187,12 +185,10 @@ pub(super) fn rank(
     // What each (job, ask) of the window admits in the current category, in job then ask
     // order: worked out once per category rather than once per locality slot.
     let mut admitted: Vec<(&Candidate, &Ask, &[Locality])> = Vec::new();
-    for current in windows {
-        let in_window: Vec<&Candidate> =
-            candidates.iter().filter(|c| window(c) == current).collect();
+    for in_window in candidates.chunk_by(|a, b| window(a) == window(b)) {
         for category in order {
             admitted.clear();
-            for candidate in &in_window {
+            for candidate in in_window {
                 for ask in candidate.app.asks.values() {
                     admitted.push((
                         candidate,
