@@ -476,23 +476,22 @@ pub(super) fn rank(turn: &Turn, nas: &mut NasState, entries: &mut Vec<PlanEntry>
             *delayed = (*delayed).min(pending);
         }
     }
-    let mut ranked = Vec::new();
+    let ranked = entries.len();
     // Algorithm 1: the rack's congestion picks the reduce scheduler.
     if turn.budget.congested {
-        cr_rts(turn, nas, &mut ranked);
+        cr_rts(turn, nas, entries);
     } else {
-        ca_rts(turn, nas, &mut ranked);
+        ca_rts(turn, nas, entries);
     }
-    mts(turn, nas, &mut ranked);
+    mts(turn, nas, entries);
     // MapReduce's order between kinds: re-run maps, reduces, maps (see the module notes).
-    ranked.sort_by_key(
+    entries[ranked..].sort_by_key(
         |entry| match TaskKind::of_mapreduce_priority(entry.priority) {
             TaskKind::Reduce => 1,
             _ if entry.priority.0 == RERUN_MAP_PRIORITY => 0,
             _ => 2,
         },
     );
-    entries.extend(ranked);
 }
 
 /// Algorithm 2 for one user.
@@ -507,39 +506,42 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
         ..
     } = *turn;
     let held = nas.holds(offer.rack);
-    let mut tasks: Vec<MapTask> = candidates
-        .iter()
-        .flat_map(|candidate| {
-            let prediction = predict(candidate.app, settings);
-            map_asks(candidate.app).map(move |ask| (candidate, ask, prediction))
-        })
-        .filter(|(_, _, prediction)| !(held && classify(prediction, params) != Class::Light))
-        .map(|(candidate, ask, prediction)| MapTask {
-            candidate,
-            ask,
-            prediction,
-            // Rack-local is told apart below, only where it matters (MapCost).
-            locality: if ask.hosts.get(offer.host).is_some_and(|n| *n > 0) {
-                Locality::NodeLocal
-            } else {
-                Locality::OffSwitch
-            },
-            small_input: prediction.input_bytes < params.small_input_below_bytes,
-        })
-        .collect();
-    if tasks.is_empty() {
+    // The user's map asks as MTS sees them on this offer. Most offers only learn that none is
+    // data-local and qualified and skip the user, so they are collected only past that.
+    let tasks = || {
+        candidates
+            .iter()
+            .flat_map(|candidate| {
+                let prediction = predict(candidate.app, settings);
+                map_asks(candidate.app).map(move |ask| (candidate, ask, prediction))
+            })
+            .filter(|(_, _, prediction)| !(held && classify(prediction, params) != Class::Light))
+            .map(|(candidate, ask, prediction)| MapTask {
+                candidate,
+                ask,
+                prediction,
+                // Rack-local is told apart below, only where it matters (MapCost).
+                locality: if ask.hosts.get(offer.host).is_some_and(|n| *n > 0) {
+                    Locality::NodeLocal
+                } else {
+                    Locality::OffSwitch
+                },
+                small_input: prediction.input_bytes < params.small_input_below_bytes,
+            })
+    };
+    let mut walked = tasks().peekable();
+    if walked.peek().is_none() {
         nas.map_skips.remove(queue);
         return;
     }
     let available = budget.available_bytes;
-    let qualified = |task: &&MapTask| task.prediction.task_output_bytes <= available;
+    let qualified = |task: &MapTask| task.prediction.task_output_bytes <= available;
 
     // Lines 3–4: data-local and shuffle-qualified; unpredicted jobs first (so they become
     // predicted sooner), then the output closest to the available space.
-    let mut local: Vec<&MapTask> = tasks
-        .iter()
+    let mut local: Vec<MapTask> = walked
         .filter(|t| t.locality == Locality::NodeLocal)
-        .filter(qualified)
+        .filter(|t| qualified(t))
         .collect();
     if !local.is_empty() {
         local.sort_by(|a, b| {
@@ -565,6 +567,7 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
     }
     // Lines 7–12: a qualified map by category, MapCost, then closeness to the space. Most
     // offers end above, so the non-local maps' racks are looked up only now.
+    let mut tasks: Vec<MapTask> = tasks().collect();
     for task in tasks
         .iter_mut()
         .filter(|t| t.locality != Locality::NodeLocal)
@@ -573,7 +576,7 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
             task.locality = Locality::RackLocal;
         }
     }
-    let mut fitting: Vec<&MapTask> = tasks.iter().filter(qualified).collect();
+    let mut fitting: Vec<&MapTask> = tasks.iter().filter(|t| qualified(t)).collect();
     if !fitting.is_empty() {
         fitting.sort_by(|a, b| {
             a.category()
@@ -630,23 +633,22 @@ impl ReduceJob<'_> {
     }
 }
 
+/// The user's reduce asks, by job arrival; collected by the caller only if it needs them more
+/// than once.
 fn reduce_jobs<'a>(
     candidates: &'a [Candidate<'a>],
-    params: &NasQueueSettings,
-    settings: &Settings,
-) -> Vec<ReduceJob<'a>> {
-    candidates
-        .iter()
-        .flat_map(|candidate| {
-            let prediction = predict(candidate.app, settings);
-            reduce_asks(candidate.app).map(move |ask| ReduceJob {
-                candidate,
-                ask,
-                class: classify(&prediction, params),
-                shuffle_bytes: prediction.shuffle_bytes,
-            })
+    params: &'a NasQueueSettings,
+    settings: &'a Settings,
+) -> impl Iterator<Item = ReduceJob<'a>> + 'a {
+    candidates.iter().flat_map(move |candidate| {
+        let prediction = predict(candidate.app, settings);
+        reduce_asks(candidate.app).map(move |ask| ReduceJob {
+            candidate,
+            ask,
+            class: classify(&prediction, params),
+            shuffle_bytes: prediction.shuffle_bytes,
         })
-        .collect()
+    })
 }
 
 /// Algorithm 4 for one user, on a congested rack.
@@ -659,7 +661,7 @@ fn cr_rts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
         offer,
         ..
     } = *turn;
-    let jobs = reduce_jobs(candidates, params, settings);
+    let jobs: Vec<ReduceJob> = reduce_jobs(candidates, params, settings).collect();
     if jobs.is_empty() {
         nas.reduce_skips.remove(queue);
         return;
@@ -705,9 +707,7 @@ fn ca_rts(turn: &Turn, nas: &NasState, out: &mut Vec<PlanEntry>) {
         ..
     } = *turn;
     let racks = state.rack_count().max(1) as f64;
-    let jobs = reduce_jobs(candidates, params, settings);
-    let mut ranked: Vec<(usize, bool, bool, &ReduceJob)> = jobs
-        .iter()
+    let mut ranked: Vec<(usize, bool, bool, ReduceJob)> = reduce_jobs(candidates, params, settings)
         .map(|job| {
             let (id, app) = (job.candidate.id, job.candidate.app);
             // ReduceNum = TotalReduceNum × MapOutputPortion of the job on this rack.
