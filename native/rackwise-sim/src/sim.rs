@@ -663,7 +663,7 @@ impl<'a> Sim<'a> {
     fn offer(&mut self, node: u32) {
         self.counters.offers += 1;
         self.offer_seq += 1;
-        match self.policy.clone() {
+        match self.policy {
             Policy::Fifo => self.offer_fifo(node),
             Policy::Fair => self.offer_fair(node, false, None),
             Policy::Delay => self.offer_fair(node, true, None),
