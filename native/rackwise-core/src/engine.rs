@@ -114,7 +114,7 @@ impl Engine {
         offered: &NodeOffer,
         learned: Vec<LearnedRatio>,
     ) -> OfferResponse {
-        let Some(node) = self.state.nodes.get_mut(&offered.node) else {
+        let Some(node) = self.state.nodes.get(&offered.node) else {
             log::warn!(
                 "offer for unknown node {}: left to FairScheduler",
                 offered.node.0
@@ -124,9 +124,8 @@ impl Engine {
                 ..OfferResponse::default()
             };
         };
-        node.unallocated = offered.unallocated;
-        node.utilization = offered.utilization;
-        let node = &self.state.nodes[&offered.node];
+        node.unallocated.set(offered.unallocated);
+        node.utilization.set(offered.utilization);
 
         let rack_utilization =
             self.netsat

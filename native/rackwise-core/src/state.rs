@@ -11,6 +11,7 @@ use crate::protocol::{
     TaskKind, Utilization,
 };
 use crate::settings::{PolicyKind, QueuePolicy, Settings};
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -19,8 +20,10 @@ pub struct Node {
     pub host: String,
     pub rack: RackName,
     pub capacity: Resources,
-    pub unallocated: Resources,
-    pub utilization: Option<Utilization>,
+    /// The offered node's latest figures, set by each offer through the same shared borrow the
+    /// plan reads the node by, so an offer looks its node up once.
+    pub unallocated: Cell<Resources>,
+    pub utilization: Cell<Option<Utilization>>,
 }
 
 /// What a MapReduce job has told us about itself, through its containers and counters.
@@ -399,7 +402,7 @@ impl ClusterState {
                 let known = self
                     .nodes
                     .get(node)
-                    .map(|n| (n.unallocated, n.rack.clone()));
+                    .map(|n| (n.unallocated.get(), n.rack.clone()));
                 let unallocated = known.as_ref().map_or(*capacity, |(free, _)| *free);
                 if let Some((_, old_rack)) = known {
                     self.count_node(&old_rack, false);
@@ -411,8 +414,8 @@ impl ClusterState {
                         host: host.clone(),
                         rack: rack.clone(),
                         capacity: *capacity,
-                        unallocated,
-                        utilization: None,
+                        unallocated: Cell::new(unallocated),
+                        utilization: Cell::new(None),
                     },
                 );
             }
