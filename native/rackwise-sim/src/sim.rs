@@ -217,6 +217,11 @@ struct Job {
     any: Vec<u32>,
     host_count: BTreeMap<u32, u32>,
     rack_count: BTreeMap<u32, u32>,
+    /// The counts above zero as the map ask names them, kept in step with `host_count` and
+    /// `rack_count`: the ask table is re-sent after every allocation of the job, and copying
+    /// these maps costs less than building them by name again (a sort of host names).
+    ask_hosts: BTreeMap<Arc<str>, u32>,
+    ask_racks: BTreeMap<RackName, u32>,
     pending_maps: u32,
     maps_done: u32,
     reduces_requested: bool,
@@ -281,9 +286,6 @@ pub struct Sim<'a> {
     /// Shared with every map ask table that names the host.
     hosts: Vec<Arc<str>>,
     rack_names: Vec<RackName>,
-    /// Each node's and each rack's position in name order, for building ask tables.
-    host_rank: Vec<u32>,
-    rack_rank: Vec<u32>,
     jobs: Vec<Job>,
     app_ids: Vec<AppId>,
     queues: Vec<String>,
@@ -367,8 +369,6 @@ impl<'a> Sim<'a> {
         let rack_names: Vec<RackName> = (0..r)
             .map(|i| RackName(format!("/r{}", i + 1).into()))
             .collect();
-        let host_rank = name_ranks(&hosts);
-        let rack_rank = name_ranks(&rack_names);
         let mut caps = Vec::with_capacity(2 * n + 2 * r);
         let nic = Cluster::mbps_to_bytes_per_ms(cluster.nic_mbps);
         caps.extend(std::iter::repeat_n(nic, 2 * n));
@@ -420,6 +420,8 @@ impl<'a> Sim<'a> {
                     any: Vec::new(),
                     host_count: BTreeMap::new(),
                     rack_count: BTreeMap::new(),
+                    ask_hosts: BTreeMap::new(),
+                    ask_racks: BTreeMap::new(),
                     pending_maps: 0,
                     maps_done: 0,
                     reduces_requested: false,
@@ -450,8 +452,6 @@ impl<'a> Sim<'a> {
             node_ids,
             hosts,
             rack_names,
-            host_rank,
-            rack_rank,
             jobs,
             app_ids: (0..specs.len())
                 .map(|j| AppId(format!("app_{j}").into()))
@@ -942,8 +942,8 @@ impl<'a> Sim<'a> {
                 priority: Priority(PRIORITY_MAP),
                 any: job.pending_maps,
                 resources,
-                racks: by_name(&job.rack_count, &self.rack_names, &self.rack_rank),
-                hosts: by_name(&job.host_count, &self.hosts, &self.host_rank),
+                racks: job.ask_racks.clone(),
+                hosts: job.ask_hosts.clone(),
             });
         }
         asks
@@ -1087,11 +1087,13 @@ impl<'a> Sim<'a> {
         for (i, &replica) in replicas.iter().take(copies).enumerate() {
             if let Some(c) = job.host_count.get_mut(&replica) {
                 *c -= 1;
+                take_split(&mut job.ask_hosts, &self.hosts[replica as usize]);
             }
             let r = self.nodes[replica as usize].rack;
             if !racks_seen[..i].contains(&r) {
                 if let Some(c) = job.rack_count.get_mut(&r) {
                     *c -= 1;
+                    take_split(&mut job.ask_racks, &self.rack_names[r as usize]);
                 }
             }
             racks_seen[i] = r;
@@ -1161,6 +1163,8 @@ impl<'a> Sim<'a> {
                 container: 0,
             });
         }
+        let ask_hosts = by_name(&host_count, &self.hosts);
+        let ask_racks = by_name(&rack_count, &self.rack_names);
         self.fs_remove(j);
         let now = self.now;
         let job = &mut self.jobs[j as usize];
@@ -1175,6 +1179,8 @@ impl<'a> Sim<'a> {
         job.any = (0..maps_total).rev().collect();
         job.host_count = host_count;
         job.rack_count = rack_count;
+        job.ask_hosts = ask_hosts;
+        job.ask_racks = ask_racks;
         job.pending_maps = maps_total;
         job.output_by_rack = vec![0.0; racks];
         job.allowed = Locality::NodeLocal;
@@ -1437,6 +1443,8 @@ impl<'a> Sim<'a> {
         job.any = Vec::new();
         job.host_count = BTreeMap::new();
         job.rack_count = BTreeMap::new();
+        job.ask_hosts = BTreeMap::new();
+        job.ask_racks = BTreeMap::new();
         job.reduces = Vec::new();
         self.jobs_done += 1;
         self.collector.job_done(j as usize, self.now);
@@ -1665,35 +1673,24 @@ fn hdfs_replicas(rng: &mut Rng, nodes: usize, racks: usize, per_rack: usize) -> 
     ]
 }
 
-/// Each name's position in sorted order.
-fn name_ranks<K: Ord>(names: &[K]) -> Vec<u32> {
-    let mut order: Vec<usize> = (0..names.len()).collect();
-    order.sort_by(|a, b| names[*a].cmp(&names[*b]));
-    let mut rank = vec![0; names.len()];
-    for (position, index) in order.into_iter().enumerate() {
-        rank[index] = position as u32;
-    }
-    rank
-}
-
-/// The counts above zero keyed by name. They are put in name order first by an integer sort on
-/// each name's rank, so that building the map does not sort hundreds of host names: a map ask
-/// table is rebuilt after every allocation of its job.
-fn by_name<K: Ord + Clone>(
-    counts: &BTreeMap<u32, u32>,
-    names: &[K],
-    rank: &[u32],
-) -> BTreeMap<K, u32> {
-    let mut entries: Vec<(u32, u32, u32)> = counts
+/// The counts above zero keyed by name (node or rack index to name).
+fn by_name<K: Ord + Clone>(counts: &BTreeMap<u32, u32>, names: &[K]) -> BTreeMap<K, u32> {
+    counts
         .iter()
         .filter(|(_, c)| **c > 0)
-        .map(|(i, c)| (rank[*i as usize], *i, *c))
-        .collect();
-    entries.sort_unstable();
-    entries
-        .into_iter()
-        .map(|(_, i, c)| (names[i as usize].clone(), c))
+        .map(|(i, c)| (names[*i as usize].clone(), *c))
         .collect()
+}
+
+/// Takes one split off `name`'s count in a map ask's table, dropping the name at zero as the
+/// shim's tables list only counts above zero.
+fn take_split<K: Ord>(counts: &mut BTreeMap<K, u32>, name: &K) {
+    if let Some(c) = counts.get_mut(name) {
+        *c -= 1;
+        if *c == 0 {
+            counts.remove(name);
+        }
+    }
 }
 
 fn parse_app(app: &AppId) -> Option<u32> {
