@@ -505,7 +505,9 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
         offer,
         ..
     } = *turn;
-    let held = nas.holds(offer.rack);
+    // `begin_offer` has just held the offered rack exactly if it is congested: no need to
+    // look the rack up in `held_racks` for every user.
+    let held = budget.congested;
     // The user's map asks as MTS sees them on this offer. Most offers only learn that none is
     // data-local and qualified and skip the user, so they are collected only past that.
     let tasks = || {
