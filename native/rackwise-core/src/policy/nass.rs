@@ -180,17 +180,21 @@ pub(super) fn rank(
     };
     let mut preferred = false;
     // An entry repeated in a later category could never be chosen: the first satisfiable one
-    // wins. Emit each (app, priority, locality) once.
+    // wins. Emit each (app, priority, locality) once; the app is known by its position among
+    // the candidates (each is a distinct app), so the set compares integers, not app ids.
     let mut emitted = BTreeSet::new();
     // What each (job, ask) of the window admits in the current category, in job then ask
-    // order: worked out once per category rather than once per locality slot.
-    let mut admitted: Vec<(&Candidate, &Ask, &[Locality])> = Vec::new();
+    // order, with the job's position: worked out once per category rather than once per
+    // locality slot.
+    let mut admitted: Vec<(usize, &Candidate, &Ask, &[Locality])> = Vec::new();
+    let mut window_start = 0;
     for in_window in candidates.chunk_by(|a, b| window(a) == window(b)) {
         for category in order {
             admitted.clear();
-            for candidate in in_window {
+            for (position, candidate) in (window_start..).zip(in_window) {
                 for ask in candidate.app.asks.values() {
                     admitted.push((
+                        position,
                         candidate,
                         ask,
                         category.admits(candidate, ask, policy, offer),
@@ -200,11 +204,11 @@ pub(super) fn rank(
             // Locality is the outer loop inside a category, so every job's data-local map on
             // a preferred rack comes before any job's remote one.
             for slot in 0..3 {
-                for &(candidate, ask, localities) in &admitted {
+                for &(position, candidate, ask, localities) in &admitted {
                     let Some(locality) = localities.get(slot) else {
                         continue;
                     };
-                    if !emitted.insert((candidate.id, ask.priority, *locality)) {
+                    if !emitted.insert((position, ask.priority, *locality)) {
                         continue;
                     }
                     preferred |= category.is_preferred(saturated);
@@ -217,6 +221,7 @@ pub(super) fn rank(
                 }
             }
         }
+        window_start += in_window.len();
     }
     preferred
 }
