@@ -361,17 +361,32 @@ impl NasState {
 }
 
 /// Whether `queue` has reached its skip bound (a queue never skipped has waited 0 ms and
-/// skipped 0 times). Logs the first time a wait reaches it, so the RM log shows every
-/// relaxation.
-fn relaxed(
+/// skipped 0 times); if not and `skipped` says this offer skips it, counts one skip, its wait
+/// starting at the first. Logs the first time a wait reaches the bound, so the RM log shows
+/// every relaxation. One search of `skips` per call, as this runs for every user on every
+/// offer; the queue's name is copied only when its wait starts (a skipped queue is usually
+/// skipped again on the next offer).
+fn relaxed_else_skip(
     skips: &mut BTreeMap<String, Skips>,
     queue: &str,
     params: &NasQueueSettings,
     now_ms: u64,
     what: &str,
+    skipped: bool,
 ) -> bool {
     let Some(state) = skips.get_mut(queue) else {
-        return params.max_skips == 0 && params.max_wait_ms == 0;
+        let reached = params.max_skips == 0 && params.max_wait_ms == 0;
+        if !reached && skipped {
+            skips.insert(
+                queue.to_string(),
+                Skips {
+                    count: 1,
+                    since_ms: now_ms,
+                    relaxed: false,
+                },
+            );
+        }
+        return reached;
     };
     let waited_ms = now_ms.saturating_sub(state.since_ms);
     let reached = if params.max_skips > 0 {
@@ -386,25 +401,10 @@ fn relaxed(
             state.count
         );
     }
-    reached
-}
-
-/// Counts one skip of `queue`; its wait starts at the first. The queue's name is copied only
-/// then: a skipped queue is usually skipped again on the next offer.
-fn count_skip(skips: &mut BTreeMap<String, Skips>, queue: &str, now_ms: u64) {
-    match skips.get_mut(queue) {
-        Some(state) => state.count += 1,
-        None => {
-            skips.insert(
-                queue.to_string(),
-                Skips {
-                    count: 1,
-                    since_ms: now_ms,
-                    relaxed: false,
-                },
-            );
-        }
+    if !reached && skipped {
+        state.count += 1;
     }
+    reached
 }
 
 /// A map ask of a job, as MTS sees it on this offer.
@@ -563,8 +563,7 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
         return;
     }
     // Lines 5–6 and 17–18: skip the user until its bound.
-    if !relaxed(&mut nas.map_skips, queue, params, offer.now_ms, "map") {
-        count_skip(&mut nas.map_skips, queue, offer.now_ms);
+    if !relaxed_else_skip(&mut nas.map_skips, queue, params, offer.now_ms, "map", true) {
         return;
     }
     // Lines 7–12: a qualified map by category, MapCost, then closeness to the space. Most
@@ -677,17 +676,16 @@ fn cr_rts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
     }
     // Lines 2–6: within the bound, shuffle-light reduces only, the least shuffle first; a
     // user without one is skipped.
-    if !relaxed(
+    let has_light = jobs.iter().any(|j| j.class == Class::Light);
+    if !relaxed_else_skip(
         &mut nas.reduce_skips,
         queue,
         params,
         offer.now_ms,
         "congested-reduce",
+        !has_light,
     ) {
         let mut light: Vec<&ReduceJob> = jobs.iter().filter(|j| j.class == Class::Light).collect();
-        if light.is_empty() {
-            count_skip(&mut nas.reduce_skips, queue, offer.now_ms);
-        }
         light.sort_by(|a, b| a.shuffle_bytes.total_cmp(&b.shuffle_bytes));
         out.extend(light.iter().map(|j| j.entry("nas:cr-rts:light-reduce")));
         return;
