@@ -897,7 +897,7 @@ impl<'a> Sim<'a> {
                     });
                 }
             }
-            plan.queues.insert(user, (start, plan.entries.len()));
+            plan.queues.push((user, start, plan.entries.len()));
         }
         plan
     }
@@ -1709,7 +1709,9 @@ struct PlanEntryLite {
 #[derive(Debug, Default)]
 struct OfferPlan {
     entries: Vec<PlanEntryLite>,
-    queues: BTreeMap<u32, (usize, usize)>,
+    /// Each user queue's range of `entries`, in plan order, searched linearly: a plan has a few
+    /// queues, and a map would cost an allocation on every offer.
+    queues: Vec<(u32, usize, usize)>,
 }
 
 impl OfferPlan {
@@ -1720,7 +1722,12 @@ impl OfferPlan {
         user: u32,
         satisfiable: impl Fn(&PlanEntryLite) -> bool,
     ) -> Option<(usize, PlanEntryLite)> {
-        let &(start, end) = self.queues.get(&user)?;
+        // The last range of the user's, as a map would have kept.
+        let &(_, start, end) = self
+            .queues
+            .iter()
+            .rev()
+            .find(|(queue, ..)| *queue == user)?;
         (start..end)
             .map(|i| (i, self.entries[i]))
             .find(|(_, e)| !e.failed && satisfiable(e))
