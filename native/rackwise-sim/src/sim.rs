@@ -304,6 +304,9 @@ pub struct Sim<'a> {
     total_pending: u64,
     users_demand: BTreeSet<(u32, u32)>,
     user_apps: Vec<BTreeSet<(u32, u32)>>,
+    /// `offer_fair`'s buffers for the users and apps it walks.
+    fair_users: Vec<u32>,
+    fair_apps: Vec<u32>,
     user_running: Vec<u32>,
     user_pending: Vec<u32>,
     fifo: BTreeSet<u32>,
@@ -467,6 +470,8 @@ impl<'a> Sim<'a> {
             total_pending: 0,
             users_demand: BTreeSet::new(),
             user_apps: vec![BTreeSet::new(); users],
+            fair_users: Vec::new(),
+            fair_apps: Vec::new(),
             user_running: vec![0; users],
             user_pending: vec![0; users],
             fifo: BTreeSet::new(),
@@ -693,15 +698,21 @@ impl<'a> Sim<'a> {
     /// than its head entry's app are vetoed and the head places at its priority and cap.
     fn offer_fair(&mut self, node: u32, delay: bool, mut plan: Option<OfferPlan>) {
         let rack = self.nodes[node as usize].rack;
+        // Snapshots of the queue and app orders, which placing changes; the buffers are kept
+        // between offers.
+        let mut users = std::mem::take(&mut self.fair_users);
+        let mut apps = std::mem::take(&mut self.fair_apps);
         while self.nodes[node as usize].free > 0 && self.total_pending > 0 {
-            let users: Vec<u32> = self.users_demand.iter().map(|&(_, u)| u).collect();
+            users.clear();
+            users.extend(self.users_demand.iter().map(|&(_, u)| u));
             let mut chosen: Option<(u32, i32, Locality, Option<usize>)> = None;
-            'queues: for u in users {
-                let apps: Vec<u32> = self.user_apps[u as usize].iter().map(|&(_, j)| j).collect();
+            'queues: for &u in &users {
+                apps.clear();
+                apps.extend(self.user_apps[u as usize].iter().map(|&(_, j)| j));
                 let head = plan
                     .as_ref()
                     .and_then(|p| p.head(u, |e| self.satisfiable(e, node, rack)));
-                for j in apps {
+                for &j in &apps {
                     let steered =
                         plan.is_some() && self.jobs[j as usize].steered_stamp == self.offer_seq;
                     if steered {
@@ -742,6 +753,8 @@ impl<'a> Sim<'a> {
                 Some((j, p, l, _)) => self.allocate(j, node, p, l),
             }
         }
+        self.fair_users = users;
+        self.fair_apps = apps;
     }
 
     /// FairScheduler's `getAllowedLocalityLevelByTime` for the map key of a job.
