@@ -8,32 +8,78 @@
 
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 // App, node and rack ids are shared strings: every offer copies some of them (the offered
 // node, each steered app, the rack in the diagnostics, plan entries), and copying an `Arc`
-// allocates nothing. They compare, sort, print and serialize as the strings they hold.
+// allocates nothing. They compare, sort, print and serialize as the strings they hold; the
+// ids' order is `str`'s, computed by `cmp_as_str`.
 
 /// A YARN application id, e.g. `application_1700000000000_0001`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct AppId(pub Arc<str>);
 
 /// A NodeManager id as FairScheduler names nodes (`host:port`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct NodeId(pub Arc<str>);
 
 /// A network-topology rack path, e.g. `/rack1`.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct RackName(pub Arc<str>);
 
 /// A YARN container id.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ContainerId(pub String);
+
+/// `str`'s order (bytewise, then the shorter first), eight bytes at a time. The core's maps
+/// are searched by these ids on every offer, and `str`'s own comparison calls `memcmp` at
+/// each step of a search: for ids of a few bytes the call cost more than the comparing (in
+/// perf, `memcmp` was a sixth of a simulated `nas` run).
+fn cmp_as_str(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let common = a.len().min(b.len());
+    let mut a_words = a[..common].chunks_exact(8);
+    let mut b_words = b[..common].chunks_exact(8);
+    for (x, y) in a_words.by_ref().zip(b_words.by_ref()) {
+        // Big-endian, so that the first differing byte decides, as bytewise.
+        let word = |bytes: &[u8]| u64::from_be_bytes(bytes.try_into().unwrap_or_default());
+        match word(x).cmp(&word(y)) {
+            Ordering::Equal => {}
+            unequal => return unequal,
+        }
+    }
+    for (x, y) in a_words.remainder().iter().zip(b_words.remainder()) {
+        match x.cmp(y) {
+            Ordering::Equal => {}
+            unequal => return unequal,
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
+macro_rules! ordered_as_str {
+    ($($id:ident),*) => {$(
+        impl Ord for $id {
+            fn cmp(&self, other: &Self) -> Ordering {
+                cmp_as_str(&self.0, &other.0)
+            }
+        }
+
+        impl PartialOrd for $id {
+            fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+    )*};
+}
+
+ordered_as_str!(AppId, NodeId, RackName, ContainerId);
 
 /// A request priority as the ApplicationMaster set it. For MapReduce the value says which
 /// kind of task the ask is for (see [`TaskKind::of_mapreduce_priority`]).
@@ -308,6 +354,53 @@ impl TaskKind {
             5 | 19 | 20 => TaskKind::Map,
             10 => TaskKind::Reduce,
             _ => TaskKind::Other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_order_as_the_strings_they_hold() {
+        let words = [
+            "",
+            "a",
+            "ab",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "abcdefgh\0",
+            "abcdefgi",
+            "abcdefghabcdefgh",
+            "abcdefghabcdefgha",
+            "abcdefghabcdefgi",
+            "app_10",
+            "app_2",
+            "application_1700000000000_0001",
+            "application_1700000000000_0010",
+            "r12n3:8041",
+            "r1n20:8041",
+            "/rack1",
+            "/rack10",
+            "é",
+            "z\u{7f}",
+            "z\u{80}",
+        ];
+        for a in words {
+            for b in words {
+                assert_eq!(cmp_as_str(a, b), a.cmp(b), "{a:?} vs {b:?}");
+                assert_eq!(
+                    AppId(a.into()).cmp(&AppId(b.into())),
+                    a.cmp(b),
+                    "{a:?} vs {b:?}"
+                );
+                assert_eq!(
+                    ContainerId(a.into()).partial_cmp(&ContainerId(b.into())),
+                    Some(a.cmp(b))
+                );
+            }
         }
     }
 }
