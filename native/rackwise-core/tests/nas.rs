@@ -273,6 +273,39 @@ fn nas_mts_skip_count_variant_relaxes_after_max_skips_and_a_node_local_map_reset
 }
 
 #[test]
+fn nas_forgets_the_skips_of_a_queue_an_offer_does_not_plan_and_keeps_the_others() {
+    let mut env = TestEnv::nas(
+        2,
+        1,
+        &[(TRAFFIC_THRESHOLD_MB, "1000")],
+        &[("maxSkips", "10")],
+    );
+    let users = ["a", "b", "c"];
+    for (i, user) in users.iter().enumerate() {
+        env.submit(user, &format!("root.nas.{user}"), i as u64, &[]);
+        env.asks(user, &[(MAP, 2, &[(2, 1)])]);
+    }
+    let skips =
+        |env: &TestEnv| users.map(|user| env.engine.nas().map_skips(&format!("root.nas.{user}")));
+    // No split on r1n1: every user is skipped on every offer there.
+    for offer in 1..=2 {
+        env.offer(1, 1);
+        assert_eq!(skips(&env), [offer; 3]);
+    }
+    // With nothing pending `b` is not planned: its wait ends, the others' go on.
+    env.asks("b", &[]);
+    env.offer(1, 1);
+    assert_eq!(skips(&env), [3, 0, 3]);
+    env.asks("b", &[(MAP, 2, &[(2, 1)])]);
+    env.offer(1, 1);
+    assert_eq!(skips(&env), [4, 1, 4]);
+    // A node-local map ends its own queue's wait only.
+    env.run("c", MAP, 2, 1, Locality::NodeLocal);
+    env.offer(1, 1);
+    assert_eq!(skips(&env), [5, 2, 1]);
+}
+
+#[test]
 fn nas_ca_rts_ranks_six_categories_then_delayed_maps_done_and_larger_shuffle_first() {
     let mut env = TestEnv::nas(2, 2, &FEED, &[]);
     // A heavy job whose reduces CR-RTS delayed while rack 2 was congested.

@@ -55,8 +55,6 @@ pub fn plan(
     // One buffer for every queue's candidates.
     let mut candidates: Vec<Candidate> = Vec::new();
     let mut nas_budget = None;
-    // In name order, as `candidates_by_queue` gives the queues.
-    let mut nas_queues = Vec::new();
     // Queues in name order, each one's jobs by arrival: ties between categories are broken by
     // job arrival (ShuffleWatcher §3.1).
     for (queue, listed) in state.candidates_by_queue() {
@@ -91,7 +89,6 @@ pub fn plan(
             PolicyKind::Nas => {
                 let budget =
                     *nas_budget.get_or_insert_with(|| nas.begin_offer(state, settings, offer));
-                nas_queues.push(&**queue);
                 let turn = nas::Turn {
                     candidates: &candidates,
                     queue,
@@ -112,7 +109,7 @@ pub fn plan(
             entries,
         });
     }
-    nas.end_offer(&nas_queues);
+    nas.end_offer();
     (plan, starved_apps)
 }
 

@@ -52,6 +52,7 @@ use crate::settings::{NasQueueSettings, Settings};
 use crate::state::{App, ClusterState, Node};
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 
 /// MapReduce's priority for a map re-run after a fetch failure (`PRIORITY_FAST_FAIL_MAP`).
 const RERUN_MAP_PRIORITY: i32 = 5;
@@ -59,10 +60,14 @@ const RERUN_MAP_PRIORITY: i32 = 5;
 /// What NAS remembers between offers; advanced only by events and offers (their `now_ms`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct NasState {
-    /// MTS skips per queue ("user"), while it is being skipped.
-    map_skips: BTreeMap<String, Skips>,
-    /// CR-RTS skips per queue.
-    reduce_skips: BTreeMap<String, Skips>,
+    /// The skips of the queues ("users") that MTS or CR-RTS is skipping, in name order: the
+    /// order in which every offer plans the queues, so an offer walks this alongside them and
+    /// finds each queue's skips without a search by name.
+    skips: Vec<QueueSkips>,
+    /// The offer being planned: how far its walk through `skips` has come, and the skips of the
+    /// queues it planned so far, which replace `skips` at its end.
+    skips_walked: usize,
+    planned_skips: Vec<QueueSkips>,
     /// Reduces of each job that CR-RTS held back and that have not been placed since.
     delayed_reduces: BTreeMap<AppId, u32>,
     /// Reduces of each job placed on each rack, for ReduceNum.
@@ -70,6 +75,18 @@ pub struct NasState {
     /// Racks on which CR-RTS told MTS to hold heavy and medium maps.
     held_racks: BTreeSet<RackName>,
     threshold: Option<ThresholdSnapshot>,
+}
+
+/// One queue's skips, kept while either counts (if events end both, the next offer drops it).
+#[derive(Debug, Clone, PartialEq)]
+struct QueueSkips {
+    /// The candidate index's own name of the queue, so that the next offer usually tells it is
+    /// the same queue by the pointer.
+    queue: Arc<str>,
+    /// MTS skips, while MTS skips the queue.
+    map: Option<Skips>,
+    /// CR-RTS skips.
+    reduce: Option<Skips>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -249,10 +266,14 @@ impl NasState {
                 };
                 match TaskKind::of_mapreduce_priority(*priority) {
                     TaskKind::Map if *locality == Locality::NodeLocal => {
-                        self.map_skips.remove(&known.queue);
+                        if let Some(skips) = self.skips_mut(&known.queue) {
+                            skips.map = None;
+                        }
                     }
                     TaskKind::Reduce => {
-                        self.reduce_skips.remove(&known.queue);
+                        if let Some(skips) = self.skips_mut(&known.queue) {
+                            skips.reduce = None;
+                        }
                         if let Some(delayed) = self.delayed_reduces.get_mut(app) {
                             *delayed -= 1;
                             if *delayed == 0 {
@@ -331,12 +352,44 @@ impl NasState {
         }
     }
 
-    /// Forgets the skips of queues that were not planned in this offer (nothing pending, or no
-    /// longer `nas`), so a later wait starts afresh. `nas_queues` is in name order.
-    pub(super) fn end_offer(&mut self, nas_queues: &[&str]) {
-        let planned = |queue: &String| nas_queues.binary_search(&queue.as_str()).is_ok();
-        self.map_skips.retain(|queue, _| planned(queue));
-        self.reduce_skips.retain(|queue, _| planned(queue));
+    /// The map and reduce skips of `queue`, planned now; queues come in name order. The walk
+    /// passes over the queues that sort before it: they are not planned in this offer.
+    fn take_skips(&mut self, queue: &Arc<str>) -> (Option<Skips>, Option<Skips>) {
+        while let Some(held) = self.skips.get(self.skips_walked) {
+            let same = Arc::ptr_eq(&held.queue, queue) || held.queue == *queue;
+            if !same && held.queue > *queue {
+                break;
+            }
+            self.skips_walked += 1;
+            if same {
+                return (held.map, held.reduce);
+            }
+        }
+        (None, None)
+    }
+
+    /// Keeps the skips of a queue planned now, if it has any.
+    fn keep_skips(&mut self, queue: &Arc<str>, map: Option<Skips>, reduce: Option<Skips>) {
+        if map.is_some() || reduce.is_some() {
+            self.planned_skips.push(QueueSkips {
+                queue: Arc::clone(queue),
+                map,
+                reduce,
+            });
+        }
+    }
+
+    /// The skips of `queue`, between offers.
+    fn skips_mut(&mut self, queue: &str) -> Option<&mut QueueSkips> {
+        self.skips.iter_mut().find(|skips| &*skips.queue == queue)
+    }
+
+    /// Keeps only the skips of the queues planned in this offer: those of a queue not planned
+    /// (nothing pending, or no longer `nas`) are forgotten, so a later wait starts afresh.
+    pub(super) fn end_offer(&mut self) {
+        std::mem::swap(&mut self.skips, &mut self.planned_skips);
+        self.planned_skips.clear();
+        self.skips_walked = 0;
     }
 
     /// The TrafficThreshold inputs last computed.
@@ -346,7 +399,11 @@ impl NasState {
 
     /// MTS skips counted against `queue` in its current wait.
     pub fn map_skips(&self, queue: &str) -> u32 {
-        self.map_skips.get(queue).map_or(0, |s| s.count)
+        self.skips
+            .iter()
+            .find(|skips| &*skips.queue == queue)
+            .and_then(|skips| skips.map)
+            .map_or(0, |s| s.count)
     }
 
     /// Reduces of `app` that CR-RTS delayed and that have not been placed since.
@@ -363,28 +420,23 @@ impl NasState {
 /// Whether `queue` has reached its skip bound (a queue never skipped has waited 0 ms and
 /// skipped 0 times); if not and `skipped` says this offer skips it, counts one skip, its wait
 /// starting at the first. Logs the first time a wait reaches the bound, so the RM log shows
-/// every relaxation. One search of `skips` per call, as this runs for every user on every
-/// offer; the queue's name is copied only when its wait starts (a skipped queue is usually
-/// skipped again on the next offer).
+/// every relaxation. `skips` are the queue's skips of this kind, while it is being skipped.
 fn relaxed_else_skip(
-    skips: &mut BTreeMap<String, Skips>,
+    skips: &mut Option<Skips>,
     queue: &str,
     params: &NasQueueSettings,
     now_ms: u64,
     what: &str,
     skipped: bool,
 ) -> bool {
-    let Some(state) = skips.get_mut(queue) else {
+    let Some(state) = skips else {
         let reached = params.max_skips == 0 && params.max_wait_ms == 0;
         if !reached && skipped {
-            skips.insert(
-                queue.to_string(),
-                Skips {
-                    count: 1,
-                    since_ms: now_ms,
-                    relaxed: false,
-                },
-            );
+            *skips = Some(Skips {
+                count: 1,
+                since_ms: now_ms,
+                relaxed: false,
+            });
         }
         return reached;
     };
@@ -457,7 +509,7 @@ impl MapTask<'_> {
 pub(super) struct Turn<'a> {
     /// The queue's jobs, by arrival.
     pub candidates: &'a [Candidate<'a>],
-    pub queue: &'a str,
+    pub queue: &'a Arc<str>,
     pub params: &'a NasQueueSettings,
     pub settings: &'a Settings,
     pub state: &'a ClusterState,
@@ -477,13 +529,15 @@ pub(super) fn rank(turn: &Turn, nas: &mut NasState, entries: &mut Vec<PlanEntry>
         }
     }
     let ranked = entries.len();
+    let (mut map_skips, mut reduce_skips) = nas.take_skips(turn.queue);
     // Algorithm 1: the rack's congestion picks the reduce scheduler.
     if turn.budget.congested {
-        cr_rts(turn, nas, entries);
+        cr_rts(turn, nas, &mut reduce_skips, entries);
     } else {
         ca_rts(turn, nas, entries);
     }
-    mts(turn, nas, entries);
+    mts(turn, &mut map_skips, entries);
+    nas.keep_skips(turn.queue, map_skips, reduce_skips);
     // MapReduce's order between kinds: re-run maps, reduces, maps (see the module notes).
     entries[ranked..].sort_by_key(
         |entry| match TaskKind::of_mapreduce_priority(entry.priority) {
@@ -494,8 +548,8 @@ pub(super) fn rank(turn: &Turn, nas: &mut NasState, entries: &mut Vec<PlanEntry>
     );
 }
 
-/// Algorithm 2 for one user.
-fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
+/// Algorithm 2 for one user, with its map skips.
+fn mts(turn: &Turn, skips: &mut Option<Skips>, out: &mut Vec<PlanEntry>) {
     let Turn {
         candidates,
         queue,
@@ -533,7 +587,7 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
     };
     let mut walked = tasks().peekable();
     if walked.peek().is_none() {
-        nas.map_skips.remove(queue);
+        *skips = None;
         return;
     }
     let available = budget.available_bytes;
@@ -563,7 +617,7 @@ fn mts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
         return;
     }
     // Lines 5–6 and 17–18: skip the user until its bound.
-    if !relaxed_else_skip(&mut nas.map_skips, queue, params, offer.now_ms, "map", true) {
+    if !relaxed_else_skip(skips, queue, params, offer.now_ms, "map", true) {
         return;
     }
     // Lines 7–12: a qualified map by category, MapCost, then closeness to the space. Most
@@ -652,8 +706,8 @@ fn reduce_jobs<'a>(
     })
 }
 
-/// Algorithm 4 for one user, on a congested rack.
-fn cr_rts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
+/// Algorithm 4 for one user, on a congested rack, with its reduce skips.
+fn cr_rts(turn: &Turn, nas: &mut NasState, skips: &mut Option<Skips>, out: &mut Vec<PlanEntry>) {
     let Turn {
         candidates,
         queue,
@@ -664,7 +718,7 @@ fn cr_rts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
     } = *turn;
     let jobs: Vec<ReduceJob> = reduce_jobs(candidates, params, settings).collect();
     if jobs.is_empty() {
-        nas.reduce_skips.remove(queue);
+        *skips = None;
         return;
     }
     // Heavy and medium reduces wait for the rack to clear: tag them so CA-RTS serves them
@@ -678,7 +732,7 @@ fn cr_rts(turn: &Turn, nas: &mut NasState, out: &mut Vec<PlanEntry>) {
     // user without one is skipped.
     let has_light = jobs.iter().any(|j| j.class == Class::Light);
     if !relaxed_else_skip(
-        &mut nas.reduce_skips,
+        skips,
         queue,
         params,
         offer.now_ms,
