@@ -274,6 +274,87 @@ pub struct Container {
     pub start_ms: u64,
 }
 
+/// The known apps, searched by id like an ordered map. Each app also keeps a slot for as long
+/// as it is known, so that the candidate index names its apps by slot and every plan reads its
+/// candidates without searching by id.
+#[derive(Debug, Clone, Default)]
+pub struct Apps {
+    /// Each known app's slot, in id order.
+    slots_by_id: BTreeMap<AppId, usize>,
+    slots: Vec<Option<App>>,
+    /// The slots of removed apps, taken again first.
+    free: Vec<usize>,
+}
+
+impl Apps {
+    pub fn get(&self, id: &AppId) -> Option<&App> {
+        self.slots_by_id
+            .get(id)
+            .and_then(|&slot| self.in_slot(slot))
+    }
+
+    pub fn get_mut(&mut self, id: &AppId) -> Option<&mut App> {
+        let slot = *self.slots_by_id.get(id)?;
+        self.slots[slot].as_mut()
+    }
+
+    /// The apps in id order.
+    pub fn iter(&self) -> impl Iterator<Item = (&AppId, &App)> {
+        self.slots_by_id
+            .iter()
+            .filter_map(|(id, &slot)| Some((id, self.in_slot(slot)?)))
+    }
+
+    pub fn values(&self) -> impl Iterator<Item = &App> {
+        self.iter().map(|(_, app)| app)
+    }
+
+    fn in_slot(&self, slot: usize) -> Option<&App> {
+        self.slots.get(slot)?.as_ref()
+    }
+
+    /// Adds or replaces an app; a replaced app keeps its slot.
+    fn insert(&mut self, id: &AppId, app: App) {
+        if let Some(&slot) = self.slots_by_id.get(id) {
+            self.slots[slot] = Some(app);
+            return;
+        }
+        let slot = match self.free.pop() {
+            Some(slot) => {
+                self.slots[slot] = Some(app);
+                slot
+            }
+            None => {
+                self.slots.push(Some(app));
+                self.slots.len() - 1
+            }
+        };
+        self.slots_by_id.insert(id.clone(), slot);
+    }
+
+    fn remove(&mut self, id: &AppId) -> Option<App> {
+        let slot = self.slots_by_id.remove(id)?;
+        self.free.push(slot);
+        self.slots[slot].take()
+    }
+}
+
+/// Apps compare as the maps of id to app they stand for; which slot holds an app is not part of
+/// it.
+impl PartialEq for Apps {
+    fn eq(&self, other: &Apps) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl std::ops::Index<&AppId> for Apps {
+    type Output = App;
+
+    fn index(&self, id: &AppId) -> &App {
+        self.get(id).expect("no app with this id")
+    }
+}
+
 /// A figure measured by an operator's feed: a rack's link utilization (0..) or a host's
 /// cross-rack Mbit/s.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -289,13 +370,14 @@ pub struct ClusterState {
     pub nodes: BTreeMap<NodeId, Node>,
     /// How many nodes each rack has: the set of racks without a scan of every node per offer.
     nodes_per_rack: BTreeMap<RackName, u32>,
-    pub apps: BTreeMap<AppId, App>,
+    pub apps: Apps,
     /// Running containers of the apps we know.
     pub containers: BTreeMap<ContainerId, Container>,
     /// The candidate apps (see `App::is_candidate`) of each queue, in (submit time, app id)
     /// order: what every offer plans over, kept here because it changes only with an app's
     /// arrival, removal or ask table.
-    candidates_by_queue: BTreeMap<Arc<str>, BTreeSet<(u64, AppId)>>,
+    /// Each candidate with its slot in `apps`.
+    candidates_by_queue: BTreeMap<Arc<str>, BTreeMap<(u64, AppId), usize>>,
     /// The keys of `containers` by app, so removing an app does not scan every container.
     containers_by_app: BTreeMap<AppId, BTreeSet<ContainerId>>,
     /// The keys of `containers` by node with each one's app and kind, so an offer reads its
@@ -318,7 +400,7 @@ impl ClusterState {
     /// For each rack, how many running jobs other than `app` prefer it (SAMP's tie-break).
     fn racks_preferred_by_jobs_other_than(&self, app: &AppId) -> BTreeMap<RackName, u32> {
         let mut counts = BTreeMap::new();
-        for (id, other) in &self.apps {
+        for (id, other) in self.apps.iter() {
             if id == app {
                 continue;
             }
@@ -329,12 +411,17 @@ impl ClusterState {
         counts
     }
 
-    /// Each queue with candidate apps, in queue name order, with their ids in (submit time,
-    /// app id) order; every id is a key of `apps`.
+    /// Each queue with candidate apps, in queue name order, with their submit times, ids and
+    /// apps in (submit time, app id) order.
     pub fn candidates_by_queue(
         &self,
-    ) -> impl ExactSizeIterator<Item = (&Arc<str>, &BTreeSet<(u64, AppId)>)> {
-        self.candidates_by_queue.iter()
+    ) -> impl ExactSizeIterator<Item = (&Arc<str>, impl Iterator<Item = (u64, &AppId, &App)>)> {
+        self.candidates_by_queue.iter().map(|(queue, listed)| {
+            let apps = listed
+                .iter()
+                .filter_map(|((submit, id), &slot)| Some((*submit, id, self.apps.in_slot(slot)?)));
+            (queue, apps)
+        })
     }
 
     /// Takes `id` out of `candidates_by_queue` before its app changes or leaves.
@@ -352,13 +439,16 @@ impl ClusterState {
 
     /// Puts `id` into `candidates_by_queue` if its app, as it is now, is a candidate.
     fn list_candidate(&mut self, id: &AppId) {
-        let Some(app) = self.apps.get(id).filter(|app| app.is_candidate()) else {
+        let Some(&slot) = self.apps.slots_by_id.get(id) else {
+            return;
+        };
+        let Some(app) = self.apps.in_slot(slot).filter(|app| app.is_candidate()) else {
             return;
         };
         self.candidates_by_queue
             .entry(Arc::from(app.queue.as_str()))
             .or_default()
-            .insert((app.submit_ms, id.clone()));
+            .insert((app.submit_ms, id.clone()), slot);
     }
 
     /// Distinct racks that have at least one node.
@@ -444,7 +534,7 @@ impl ClusterState {
                 // A re-added app starts without asks, so it is no candidate until they come.
                 self.unlist_candidate(app);
                 self.apps.insert(
-                    app.clone(),
+                    app,
                     App {
                         name: name.clone(),
                         user: user.clone(),

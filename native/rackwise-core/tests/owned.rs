@@ -219,7 +219,7 @@ fn check_indexes(state: &ClusterState) {
         TaskKind::Reduce,
         TaskKind::Other,
     ];
-    for (id, app) in &state.apps {
+    for (id, app) in state.apps.iter() {
         let finished: u32 = app.job.finished_maps_by_rack.values().sum();
         assert_eq!(app.job.finished_maps(), finished, "{}", id.0);
         for kind in kinds {
@@ -245,7 +245,13 @@ fn check_indexes(state: &ClusterState) {
     scanned.sort();
     let indexed: Vec<(&str, u64, &AppId)> = state
         .candidates_by_queue()
-        .flat_map(|(queue, apps)| apps.iter().map(move |(submit, id)| (&**queue, *submit, id)))
+        .flat_map(|(queue, apps)| {
+            apps.map(move |(submit, id, app)| {
+                // The index's slot holds the app of that id.
+                assert!(std::ptr::eq(app, &state.apps[id]), "{}", id.0);
+                (&**queue, submit, id)
+            })
+        })
         .collect();
     assert_eq!(indexed, scanned);
 }

@@ -63,10 +63,7 @@ pub fn plan(
             continue;
         }
         candidates.clear();
-        candidates.extend(listed.iter().map(|(_, id)| Candidate {
-            id,
-            app: &state.apps[id],
-        }));
+        candidates.extend(listed.map(|(_, id, app)| Candidate { id, app }));
         let mut entries = Vec::new();
         for candidate in &candidates {
             let waited = candidate
