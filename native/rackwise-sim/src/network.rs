@@ -33,7 +33,10 @@ pub struct Network {
     generation: Vec<u64>,
     /// Opaque owner tag for the simulator.
     owner: Vec<u64>,
-    is_live: Vec<bool>,
+    /// Which flow slots are live, one bit each in id order: every network tick lists the live
+    /// flows twice and every solve walks them, and testing a flag per slot (most of them free
+    /// when the flows thin out after a peak) cost more than the walk itself.
+    live_bits: Vec<u64>,
     /// Each flow's links: `arena[start..start + len]`.
     span: Vec<(u32, u32)>,
     /// Links of every flow, with garbage left by removed flows and replaced link sets until
@@ -120,6 +123,20 @@ fn total_order_key_inverse(key: u64) -> u64 {
     (bits ^ (((bits >> 63) as u64) >> 1) as i64) as u64
 }
 
+/// The ids whose bits are set, in increasing order.
+fn live_in(bits: &[u64]) -> impl Iterator<Item = FlowId> + '_ {
+    bits.iter().enumerate().flat_map(|(w, &word)| {
+        let mut rest = word;
+        std::iter::from_fn(move || {
+            (rest != 0).then(|| {
+                let bit = rest.trailing_zeros() as usize;
+                rest &= rest - 1;
+                w * 64 + bit
+            })
+        })
+    })
+}
+
 impl Network {
     pub fn new(capacity_bytes_per_ms: Vec<f64>) -> Network {
         let n = capacity_bytes_per_ms.len();
@@ -142,7 +159,9 @@ impl Network {
     }
 
     pub fn is_live(&self, id: FlowId) -> bool {
-        self.is_live.get(id).is_some_and(|live| *live)
+        self.live_bits
+            .get(id / 64)
+            .is_some_and(|word| word >> (id % 64) & 1 == 1)
     }
 
     /// Bytes still to move as of [`Network::updated_ms`].
@@ -188,9 +207,12 @@ impl Network {
                 self.updated_ms.push(0);
                 self.generation.push(0);
                 self.owner.push(0);
-                self.is_live.push(false);
                 self.span.push((0, 0));
-                self.remaining.len() - 1
+                let id = self.remaining.len() - 1;
+                if id % 64 == 0 {
+                    self.live_bits.push(0);
+                }
+                id
             }
         };
         self.remaining[id] = bytes;
@@ -198,7 +220,7 @@ impl Network {
         self.updated_ms[id] = now_ms;
         self.generation[id] = 0;
         self.owner[id] = owner;
-        self.is_live[id] = true;
+        self.live_bits[id / 64] |= 1 << (id % 64);
         self.span[id] = self.append_links(links);
         for &(link, coef) in links {
             if coef > 0.0 {
@@ -266,7 +288,7 @@ impl Network {
     /// the bytes simply queue behind the ones in flight; a completion scheduled for the old
     /// amount finds bytes left and is rescheduled.
     pub fn extend(&mut self, id: FlowId, bytes: f64) {
-        debug_assert!(self.is_live[id]);
+        debug_assert!(self.is_live(id));
         self.remaining[id] += bytes;
     }
 
@@ -318,7 +340,7 @@ impl Network {
 
     /// Removes a flow (synced by the caller), frees its capacity and returns its owner tag.
     pub fn remove(&mut self, id: FlowId) -> u64 {
-        assert!(self.is_live[id], "live flow");
+        assert!(self.is_live(id), "live flow");
         let rate = self.rate[id];
         let (start, len) = self.span[id];
         for i in start..start + len {
@@ -332,7 +354,7 @@ impl Network {
                 self.unlist_on(link, id);
             }
         }
-        self.is_live[id] = false;
+        self.live_bits[id / 64] &= !(1 << (id % 64));
         self.free_slots.push(id);
         self.live -= 1;
         self.live_pairs -= len as usize;
@@ -347,12 +369,7 @@ impl Network {
     /// the buffer: this runs twice per network tick.
     pub fn live_ids(&self, ids: &mut Vec<FlowId>) {
         ids.clear();
-        ids.extend(
-            self.is_live
-                .iter()
-                .enumerate()
-                .filter_map(|(id, live)| live.then_some(id)),
-        );
+        ids.extend(live_in(&self.live_bits));
     }
 
     /// Re-solves max-min fair rates of all live flows (weighted progressive filling). Flows
@@ -368,10 +385,7 @@ impl Network {
         let compact = self.arena.len() > 2 * self.live_pairs;
         // One pass in flow order sums each link's coefficients (in this order, for the same
         // floats as ever).
-        for id in 0..self.is_live.len() {
-            if !self.is_live[id] {
-                continue;
-            }
+        for id in live_in(&self.live_bits) {
             self.rate[id] = f64::NAN;
             self.generation[id] += 1;
             let (start, len) = self.span[id];
@@ -446,10 +460,10 @@ impl Network {
         for (used, fill) in self.used.iter_mut().zip(&scratch.fill) {
             *used = fill.frozen_use;
         }
-        for (rate, live) in self.rate.iter_mut().zip(&self.is_live) {
-            if *live && rate.is_nan() {
+        for id in live_in(&self.live_bits) {
+            if self.rate[id].is_nan() {
                 // A flow on no link (never built by the simulator) would be unbounded.
-                *rate = 0.0;
+                self.rate[id] = 0.0;
             }
         }
         self.scratch = scratch;
@@ -520,5 +534,22 @@ mod tests {
         assert_eq!(d, c, "slot reused");
         net.solve();
         assert_eq!((net.rate(a), net.rate(b), net.rate(d)), (5.0, 4.0, 5.0));
+    }
+
+    #[test]
+    fn live_ids_list_the_live_flows_in_id_order_across_words() {
+        let mut net = Network::new(vec![1e9]);
+        let ids: Vec<FlowId> = (0..150).map(|_| net.add(0, 1e9, &[(0, 1.0)], 0)).collect();
+        let removed = |id: FlowId| id % 3 == 0 || id == 64 || id == 127;
+        for &id in ids.iter().filter(|&&id| removed(id)) {
+            net.remove(id);
+        }
+        let expected: Vec<FlowId> = ids.into_iter().filter(|&id| !removed(id)).collect();
+        assert_eq!(expected.len(), net.live_flows());
+        assert!((0..150).all(|id| net.is_live(id) != removed(id)));
+        let mut listed = Vec::new();
+        net.live_ids(&mut listed);
+        assert_eq!(listed, expected);
+        assert!(!net.is_live(150) && !net.is_live(1000));
     }
 }
