@@ -191,14 +191,21 @@ impl App {
         self.pending(TaskKind::Map) + self.pending(TaskKind::Reduce)
     }
 
+    /// Whether SAMP is to run on this ask table: the job has no choice yet and map asks
+    /// arrived.
+    fn samp_due(&self) -> bool {
+        self.job.samp.is_none() && self.asks.contains_key(&Priority(MAP_PRIORITY))
+    }
+
     /// ShuffleWatcher's once-per-job steps: SAMP when the first map asks arrive (their rack
     /// counts are where the input blocks are), SARP when reduces are first asked for.
+    /// `preferred_by_others` is SAMP's tie-break, given when SAMP is due.
     fn shuffle_watch(
         &mut self,
         policy: &QueuePolicy,
-        preferred_by_others: &BTreeMap<RackName, u32>,
+        preferred_by_others: Option<&BTreeMap<RackName, u32>>,
     ) {
-        if self.job.samp.is_none() {
+        if let Some(preferred_by_others) = preferred_by_others {
             if let Some(maps) = self.asks.get(&Priority(MAP_PRIORITY)) {
                 self.job.samp = samp::choose(
                     maps.any,
@@ -694,9 +701,13 @@ impl ClusterState {
         now_ms: u64,
         settings: &Settings,
     ) {
-        let preferred_by_others = self.racks_preferred_by_jobs_other_than(app);
         self.unlist_candidate(app);
-        let Some(known) = self.apps.get_mut(app) else {
+        let Some((slot, known)) = self
+            .apps
+            .slots_by_id
+            .get(app)
+            .and_then(|&slot| Some((slot, self.apps.slots[slot].as_mut()?)))
+        else {
             log::debug!("asks for unknown app {} ignored", app.0);
             return;
         };
@@ -708,7 +719,15 @@ impl ClusterState {
         }
         let policy = settings.queue_policy(&known.queue);
         if known.is_mapreduce && policy.kind == PolicyKind::ShuffleWatcher {
-            known.shuffle_watch(&policy, &preferred_by_others);
+            // SAMP's tie-break walks every app, so it is counted only when SAMP runs (once per
+            // job). This ask table changes no other job's choice, so the counts are the ones
+            // before it was applied.
+            let preferred_by_others = known
+                .samp_due()
+                .then(|| self.racks_preferred_by_jobs_other_than(app));
+            if let Some(known) = self.apps.slots[slot].as_mut() {
+                known.shuffle_watch(&policy, preferred_by_others.as_ref());
+            }
         }
         self.list_candidate(app);
     }
