@@ -10,6 +10,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 
 /**
@@ -134,12 +135,13 @@ public final class JobMix {
     ExecutorService pool = Executors.newFixedThreadPool(2);
     try {
       Future<JobResult> wc = pool.submit(wordCount);
-      // TeraSort goes in once WordCount's AM runs (its map asks follow within a heartbeat), so
-      // it arrives at an occupied cluster as a job does on a busy one. Submitted at the same
-      // instant, whichever AM asks first finds the cluster idle and takes every free container
-      // in one wave (no policy leaves a free node idle), and the run measures the race between
-      // two AM start-ups instead of the scheduler.
-      awaitRunning(cluster, ExampleJobs.WORD_COUNT_JOB_NAME, wc);
+      // TeraSort goes in once WordCount runs a task, so it arrives at an occupied cluster as a
+      // job does on a busy one. Submitted earlier, whichever AM asks first finds the cluster
+      // idle and takes every free container in one wave (no policy leaves a free node idle),
+      // and the run measures the race between two AM start-ups instead of the scheduler. The
+      // AM merely running is not enough: once, WordCount's AM asked for its maps 6 s after
+      // TeraSort's, whose maps then filled both racks.
+      awaitFirstTask(cluster, ExampleJobs.WORD_COUNT_JOB_NAME, wc);
       Future<JobResult> sort = pool.submit(teraSort);
       return List.of(wc.get(), g, sort.get());
     } finally {
@@ -147,15 +149,23 @@ public final class JobMix {
     }
   }
 
-  /** Waits until an application of that name runs, or the job's future has finished. */
-  private static void awaitRunning(MultiRackCluster cluster, String appName, Future<?> job)
+  /**
+   * Waits until an application of that name holds a container besides its AM's (its AM has
+   * asked for tasks and got one), or the job's future has finished.
+   */
+  private static void awaitFirstTask(MultiRackCluster cluster, String appName, Future<?> job)
       throws InterruptedException {
+    ResourceManager rm = cluster.resourceManager();
     long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
     while (!job.isDone() && System.nanoTime() < deadline) {
-      boolean running = cluster.resourceManager().getRMContext().getRMApps().values().stream()
-          .anyMatch(app -> app.getName().equals(appName)
-              && app.getState() == RMAppState.RUNNING);
-      if (running) {
+      boolean runsTask = rm.getRMContext().getRMApps().values().stream()
+          .filter(app -> app.getName().equals(appName)
+              && app.getState() == RMAppState.RUNNING
+              && app.getCurrentAppAttempt() != null)
+          .map(app -> rm.getResourceScheduler()
+              .getAppResourceUsageReport(app.getCurrentAppAttempt().getAppAttemptId()))
+          .anyMatch(usage -> usage != null && usage.getNumUsedContainers() > 1);
+      if (runsTask) {
         return;
       }
       Thread.sleep(200);
