@@ -295,14 +295,17 @@ pub struct Apps {
 
 impl Apps {
     pub fn get(&self, id: &AppId) -> Option<&App> {
-        self.slots_by_id
-            .get(id)
-            .and_then(|&slot| self.in_slot(slot))
+        self.in_slot(self.slot_of(id)?)
     }
 
     pub fn get_mut(&mut self, id: &AppId) -> Option<&mut App> {
-        let slot = *self.slots_by_id.get(id)?;
+        let slot = self.slot_of(id)?;
         self.slots[slot].as_mut()
+    }
+
+    /// The slot of a known app.
+    fn slot_of(&self, id: &AppId) -> Option<usize> {
+        self.slots_by_id.get(id).copied()
     }
 
     /// The apps in id order.
@@ -446,7 +449,7 @@ impl ClusterState {
 
     /// Puts `id` into `candidates_by_queue` if its app, as it is now, is a candidate.
     fn list_candidate(&mut self, id: &AppId) {
-        let Some(&slot) = self.apps.slots_by_id.get(id) else {
+        let Some(slot) = self.apps.slot_of(id) else {
             return;
         };
         let Some(app) = self.apps.in_slot(slot).filter(|app| app.is_candidate()) else {
@@ -702,12 +705,7 @@ impl ClusterState {
         settings: &Settings,
     ) {
         self.unlist_candidate(app);
-        let Some((slot, known)) = self
-            .apps
-            .slots_by_id
-            .get(app)
-            .and_then(|&slot| Some((slot, self.apps.slots[slot].as_mut()?)))
-        else {
+        let Some(known) = self.apps.get_mut(app) else {
             log::debug!("asks for unknown app {} ignored", app.0);
             return;
         };
@@ -725,7 +723,7 @@ impl ClusterState {
             let preferred_by_others = known
                 .samp_due()
                 .then(|| self.racks_preferred_by_jobs_other_than(app));
-            if let Some(known) = self.apps.slots[slot].as_mut() {
+            if let Some(known) = self.apps.get_mut(app) {
                 known.shuffle_watch(&policy, preferred_by_others.as_ref());
             }
         }
