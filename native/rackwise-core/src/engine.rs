@@ -1,15 +1,13 @@
-//! The engine: validated settings plus cluster state, fed one offer at a time.
+//! The engine: validated settings, cluster state and the registered policies, fed one offer at
+//! a time.
 
 use crate::error::CoreError;
 use crate::netsat::NetSat;
-use crate::policy::nas::NasState;
-use crate::policy::{self, Offer, RelaxedSkips};
+use crate::policy::{Offer, Policy, Registry};
 use crate::predictor::LearnedHistory;
-use crate::protocol::{
-    Diagnostics, EngineConfig, Event, LearnedRatio, NodeOffer, OfferRequest, OfferResponse,
-};
+use crate::protocol::{Diagnostics, EngineConfig, OfferRequest, OfferResponse};
 use crate::settings::Settings;
-use crate::state::ClusterState;
+use crate::state::{ClusterState, Observation};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -17,31 +15,37 @@ pub struct Engine {
     settings: Settings,
     state: ClusterState,
     netsat: NetSat,
-    relaxed_skips: RelaxedSkips,
-    /// What NAS carries from offer to offer (skips, delayed reduces, held racks). Kept apart
-    /// from `state` so the policies can update it while reading the cluster state.
-    nas: NasState,
+    /// The policies, each with its own memory; queues name theirs by position in it.
+    policies: Registry,
+    /// What the current event told the policies (kept to reuse its buffer).
+    observed: Vec<Observation>,
 }
 
 impl Engine {
-    /// Builds an engine from a configuration, refusing it with every problem listed. The
-    /// learned history in the configuration seeds the predictor.
+    /// Builds an engine with the built-in policies from a configuration, refusing it with
+    /// every problem listed. The learned history in the configuration seeds the predictor.
     pub fn new(config: &EngineConfig) -> Result<Engine, CoreError> {
-        let settings = Settings::from_config(config)?;
+        Engine::with_registry(config, Registry::builtin())
+    }
+
+    /// As [`Engine::new`], with the caller's policies (e.g. [`Registry::builtin`] plus its own).
+    pub fn with_registry(config: &EngineConfig, policies: Registry) -> Result<Engine, CoreError> {
+        let settings = Settings::from_config(config, policies.declarations())?;
         let history = LearnedHistory::from_entries(&config.learned);
         Ok(Engine {
             settings,
             state: ClusterState::with_history(history),
             netsat: NetSat::default(),
-            relaxed_skips: RelaxedSkips::default(),
-            nas: NasState::default(),
+            policies,
+            observed: Vec::new(),
         })
     }
 
     /// Replaces the settings; on error the engine keeps the previous ones untouched. Cluster
-    /// state and learned history carry over (the history in `config` is only read at start).
+    /// state, the policies' memory and the learned history carry over (the history in `config`
+    /// is only read at start).
     pub fn reconfigure(&mut self, config: &EngineConfig) -> Result<(), CoreError> {
-        self.settings = Settings::from_config(config)?;
+        self.settings = Settings::from_config(config, self.policies.declarations())?;
         Ok(())
     }
 
@@ -53,68 +57,34 @@ impl Engine {
         &self.state
     }
 
-    pub fn nas(&self) -> &NasState {
-        &self.nas
+    /// The registered policy of type `T` with its memory, if any.
+    pub fn policy<T: Policy + 'static>(&self) -> Option<&T> {
+        self.policies.get::<T>()
     }
 
-    /// Applies the offer's events, then decides what may be placed on the offered node.
-    pub fn offer(&mut self, request: &OfferRequest) -> OfferResponse {
-        let mut learned = Vec::new();
-        for event in &request.events {
-            self.state
-                .apply(event, request.now_ms, &self.settings, &mut learned);
-            self.nas.observe(event, &self.state);
-        }
-        self.decide(request.now_ms, &request.node, learned)
-    }
-
-    /// [`Engine::offer`] for a request the caller gives away: the same response, but the
-    /// events are moved into the state instead of cloned (an ask table carries one map entry
-    /// per host holding a pending split, and is re-sent after every allocation).
-    pub fn offer_owned(&mut self, request: OfferRequest) -> OfferResponse {
+    /// Applies the offer's events, then decides what may be placed on the offered node. The
+    /// request is taken by value: its ask tables move into the state.
+    pub fn offer(&mut self, request: OfferRequest) -> OfferResponse {
         let OfferRequest {
             now_ms,
             events,
-            node,
+            node: offered,
         } = request;
         let mut learned = Vec::new();
         for event in events {
-            match event {
-                Event::Asks { app, asks } => {
-                    self.state.apply_owned(
-                        Event::Asks {
-                            app: app.clone(),
-                            asks,
-                        },
-                        now_ms,
-                        &self.settings,
-                        &mut learned,
-                    );
-                    // NAS observes allocations and removals, never an ask table: it sees the
-                    // event without the asks that were moved into the state.
-                    let seen = Event::Asks {
-                        app,
-                        asks: Vec::new(),
-                    };
-                    self.nas.observe(&seen, &self.state);
-                }
-                other => {
-                    self.state
-                        .apply(&other, now_ms, &self.settings, &mut learned);
-                    self.nas.observe(&other, &self.state);
-                }
+            self.state.apply(
+                event,
+                now_ms,
+                &self.settings,
+                &mut learned,
+                &mut self.observed,
+            );
+            for observation in self.observed.drain(..) {
+                self.policies
+                    .observe(&self.state, &self.settings, &observation);
             }
         }
-        self.decide(now_ms, &node, learned)
-    }
-
-    fn decide(
-        &mut self,
-        now_ms: u64,
-        offered: &NodeOffer,
-        learned: Vec<LearnedRatio>,
-    ) -> OfferResponse {
-        let Some(node) = self.state.nodes.get(&offered.node) else {
+        if !self.state.record_offer(&offered.node, offered.utilization) {
             log::warn!(
                 "offer for unknown node {}: left to FairScheduler",
                 offered.node.0
@@ -123,10 +93,10 @@ impl Engine {
                 learned,
                 ..OfferResponse::default()
             };
+        }
+        let Some(node) = self.state.nodes.get(&offered.node) else {
+            return OfferResponse::default();
         };
-        node.unallocated.set(offered.unallocated);
-        node.utilization.set(offered.utilization);
-
         let rack_utilization =
             self.netsat
                 .utilization(&node.rack, &self.state, &self.settings, now_ms);
@@ -139,23 +109,22 @@ impl Engine {
             rack_saturated,
             now_ms,
         };
-        let (plan, starved) = policy::plan(
-            &self.state,
-            &self.settings,
-            &offer,
-            &mut self.relaxed_skips,
-            &mut self.nas,
-        );
+        let (plan, starved) = self.policies.plan(&self.state, &self.settings, &offer);
+        let rack = Some(node.rack.clone());
+        let queue_weights = self
+            .policies
+            .queue_weights(&self.state, &self.settings, now_ms);
         OfferResponse {
             plan,
             learned,
             diagnostics: Diagnostics {
-                rack: Some(node.rack.clone()),
+                rack,
                 rack_utilization,
                 rack_saturated,
                 starved,
             },
             logs: Vec::new(),
+            queue_weights,
         }
     }
 }

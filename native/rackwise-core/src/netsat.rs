@@ -12,11 +12,12 @@
 //! * a map placed off-switch reads one split from another rack at `fetch-mbps` for as long as
 //!   a split of the job's mean input size takes.
 //!
-//! With `netsat.source=feed`, measurements from an operator's feed (`rack_load` and
-//! `host_load` events) replace the estimate while they are fresher than
+//! With `netsat.source=feed`, measurements from an operator's feed (`rack_load` events and the
+//! `cross_rack_mbps` of `host_figures` events) replace the estimate while they are fresher than
 //! `netsat.feed-max-age-ms`; a rack whose figures went stale is estimated again, with a warning.
 
-use crate::protocol::{Locality, RackName, TaskKind};
+use crate::mapreduce::TaskKind;
+use crate::protocol::{Locality, RackName};
 use crate::settings::{LoadSource, Settings};
 use crate::state::{ClusterState, Job, MeasuredLoad};
 use std::collections::{BTreeMap, BTreeSet};
@@ -153,7 +154,7 @@ impl NetSat {
                     .nodes
                     .values()
                     .filter(|node| &node.rack == rack)
-                    .filter_map(|node| state.measured_host_load.get(&node.host))
+                    .filter_map(|node| state.host_figures.get(&node.host)?.cross_rack_mbps.as_ref())
                     .filter(|m| fresh(m))
                     .map(|m| m.value)
                     .collect();

@@ -82,7 +82,7 @@ macro_rules! ordered_as_str {
 ordered_as_str!(AppId, NodeId, RackName, ContainerId);
 
 /// A request priority as the ApplicationMaster set it. For MapReduce the value says which
-/// kind of task the ask is for (see [`TaskKind::of_mapreduce_priority`]).
+/// kind of task the ask is for (see [`crate::mapreduce::TaskKind::of_mapreduce_priority`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct Priority(pub i32);
@@ -239,12 +239,21 @@ pub enum Event {
         utilization: f64,
         time_ms: u64,
     },
-    /// A measured cross-rack traffic of one host (Mbit/s, both directions' larger) from an
-    /// operator feed; the core sums a rack's hosts against the rack's link capacity.
-    HostLoad {
+    /// An operator's measured figures of one host, each optional (schema 2 of the feed):
+    /// cross-rack traffic in Mbit/s (both directions' larger; NetSat sums a rack's hosts
+    /// against the rack's link capacity), disk and network utilization (0..1) and a relative
+    /// CPU speed (1 = the cluster's reference).
+    HostFigures {
         host: String,
-        cross_rack_mbps: f64,
         time_ms: u64,
+        #[serde(default)]
+        cross_rack_mbps: Option<f64>,
+        #[serde(default)]
+        disk_utilization: Option<f64>,
+        #[serde(default)]
+        network_utilization: Option<f64>,
+        #[serde(default)]
+        cpu_speed: Option<f64>,
     },
 }
 
@@ -276,6 +285,19 @@ pub struct OfferResponse {
     /// Log records the native side produced, for the shim to write to the RM's own log.
     #[serde(default)]
     pub logs: Vec<LogRecord>,
+    /// Weights the policies set on FairScheduler queues (the shim applies them as the queues'
+    /// weights); empty, and left out of the JSON, when nothing changes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub queue_weights: Vec<QueueWeight>,
+}
+
+/// A FairScheduler queue's weight, as a policy sets it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueWeight {
+    /// Full queue path, e.g. `root.analytics`.
+    pub queue: String,
+    pub weight: f64,
 }
 
 /// What may be placed on the offered node. FairScheduler still picks the queue; within a
@@ -335,27 +357,6 @@ pub struct LogRecord {
     pub level: String,
     pub target: String,
     pub message: String,
-}
-
-/// What a MapReduce container runs, read from the priority its ApplicationMaster used
-/// (`RMContainerAllocator`: 0 AM, 5 re-run map, 10 reduce, 19 opportunistic map, 20 map).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum TaskKind {
-    ApplicationMaster,
-    Map,
-    Reduce,
-    Other,
-}
-
-impl TaskKind {
-    pub fn of_mapreduce_priority(priority: Priority) -> TaskKind {
-        match priority.0 {
-            0 => TaskKind::ApplicationMaster,
-            5 | 19 | 20 => TaskKind::Map,
-            10 => TaskKind::Reduce,
-            _ => TaskKind::Other,
-        }
-    }
 }
 
 #[cfg(test)]

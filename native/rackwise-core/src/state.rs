@@ -3,15 +3,13 @@
 //! Ordered maps everywhere: iteration order feeds decisions, and it must not depend on hash
 //! seeds if the same events are to give the same plan in the RM and in the simulator.
 
-use crate::policy::samp::{self, SampChoice};
-use crate::policy::sarp;
+use crate::mapreduce::{TaskKind, TASK_KINDS};
 use crate::predictor::{LearnedHistory, ShuffleEstimate};
 use crate::protocol::{
     AppId, Ask, ContainerId, Event, LearnedRatio, Locality, NodeId, Priority, RackName, Resources,
-    TaskKind, Utilization,
+    Utilization,
 };
-use crate::settings::{PolicyKind, QueuePolicy, Settings};
-use std::cell::Cell;
+use crate::settings::Settings;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -20,10 +18,74 @@ pub struct Node {
     pub host: String,
     pub rack: RackName,
     pub capacity: Resources,
-    /// The offered node's latest figures, set by each offer through the same shared borrow the
-    /// plan reads the node by, so an offer looks its node up once.
-    pub unallocated: Cell<Resources>,
-    pub utilization: Cell<Option<Utilization>>,
+    /// The NodeManager's latest utilization report, from the last offer of this node that
+    /// carried one.
+    pub utilization: Option<Utilization>,
+}
+
+/// Where a MapReduce job stands, derived from its task counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JobPhase {
+    /// Its ApplicationMaster has not started yet.
+    Starting,
+    /// Maps are pending or running.
+    Map,
+    /// Every map is done; reduces are pending or running.
+    Reduce,
+    /// Nothing pending or running (finished, or between asks).
+    Idle,
+}
+
+/// What a policy is told happened, derived by the state from the shim's events once they are
+/// applied (the state already reflects them when a policy sees them).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observation {
+    NodeAdded {
+        node: NodeId,
+    },
+    NodeRemoved {
+        node: NodeId,
+    },
+    AppAdded {
+        app: AppId,
+    },
+    /// The app is gone from the state.
+    AppRemoved {
+        app: AppId,
+    },
+    /// The app's ask table was replaced (`App::asks` holds the new one).
+    AsksReplaced {
+        app: AppId,
+    },
+    TaskStarted {
+        app: AppId,
+        node: NodeId,
+        rack: RackName,
+        kind: TaskKind,
+        priority: Priority,
+        locality: Locality,
+        time_ms: u64,
+    },
+    /// A task's container finished: its latency on that node is `finish_ms - start_ms`.
+    TaskFinished {
+        app: AppId,
+        node: NodeId,
+        rack: RackName,
+        kind: TaskKind,
+        start_ms: u64,
+        finish_ms: u64,
+    },
+    /// New counters of the job (`Job` holds them).
+    JobStats {
+        app: AppId,
+    },
+    RackLoad {
+        rack: RackName,
+    },
+    /// New figures of a host (`ClusterState::host_figures`).
+    HostFigures {
+        host: String,
+    },
 }
 
 /// What a MapReduce job has told us about itself, through its containers and counters.
@@ -44,22 +106,9 @@ pub struct Job {
     pub finished_maps_by_rack: BTreeMap<RackName, u32>,
     /// The sum of `finished_maps_by_rack`: NAS predicts every candidate's maps on every offer.
     finished_maps: u32,
-    /// Reduce containers placed per rack, running or done (SARP's reducesOnRack).
+    /// Reduce containers placed per rack, running or done: the one count of them every policy
+    /// reads (SARP's reducesOnRack, NAS's placed reduces for ReduceNum).
     pub reduces_by_rack: BTreeMap<RackName, u32>,
-    /// SAMP's choice, made when the job's first map asks arrived (ShuffleWatcher queues).
-    pub samp: Option<SampChoice>,
-    /// SARP's per-rack reduce shares, fixed when the job's reduces were first asked for.
-    pub reduce_shares: Option<BTreeMap<RackName, f64>>,
-    sarp_invoked: bool,
-}
-
-/// Where a shuffle-heavy job's reduces stand against their SARP quota on one rack.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QuotaState {
-    /// SARP had nothing to go on: the job's reduces are not constrained.
-    NoQuota,
-    Under,
-    Used,
 }
 
 impl Job {
@@ -77,25 +126,12 @@ impl Job {
             finished_maps_by_rack: BTreeMap::new(),
             finished_maps: 0,
             reduces_by_rack: BTreeMap::new(),
-            samp: None,
-            reduce_shares: None,
-            sarp_invoked: false,
         }
     }
 
-    /// The job's reduces placed on `rack` against its SARP quota there; the quotas are the
-    /// shares apportioned over the reduces known now, so they always sum to that count.
-    pub fn reduce_quota(&self, rack: &RackName, pending_reduces: u32) -> QuotaState {
-        let Some(shares) = &self.reduce_shares else {
-            return QuotaState::NoQuota;
-        };
-        let quota = sarp::apportioned(self.known_reduces(pending_reduces), shares, rack);
-        let placed = self.reduces_by_rack.get(rack).copied().unwrap_or(0);
-        if placed < quota {
-            QuotaState::Under
-        } else {
-            QuotaState::Used
-        }
+    /// Reduces of the job placed on `rack`, running or done.
+    pub fn reduces_on(&self, rack: &RackName) -> u32 {
+        self.reduces_by_rack.get(rack).copied().unwrap_or(0)
     }
 
     pub fn finished_maps(&self) -> u32 {
@@ -187,89 +223,23 @@ impl App {
         self.pending(TaskKind::ApplicationMaster) > 0
     }
 
-    fn pending_tasks(&self) -> u32 {
+    pub fn pending_tasks(&self) -> u32 {
         self.pending(TaskKind::Map) + self.pending(TaskKind::Reduce)
     }
 
-    /// Whether SAMP is to run on this ask table: the job has no choice yet and map asks
-    /// arrived.
-    fn samp_due(&self) -> bool {
-        self.job.samp.is_none() && self.asks.contains_key(&Priority(MAP_PRIORITY))
-    }
-
-    /// ShuffleWatcher's once-per-job steps: SAMP when the first map asks arrive (their rack
-    /// counts are where the input blocks are), SARP when reduces are first asked for.
-    /// `preferred_by_others` is SAMP's tie-break, given when SAMP is due.
-    fn shuffle_watch(
-        &mut self,
-        policy: &QueuePolicy,
-        preferred_by_others: Option<&BTreeMap<RackName, u32>>,
-    ) {
-        if let Some(preferred_by_others) = preferred_by_others {
-            if let Some(maps) = self.asks.get(&Priority(MAP_PRIORITY)) {
-                self.job.samp = samp::choose(
-                    maps.any,
-                    &maps.racks,
-                    self.job.estimate.ratio,
-                    preferred_by_others,
-                );
-                // Once per job: the one place an operator can see why its maps cluster.
-                if let Some(choice) = &self.job.samp {
-                    log::info!(
-                        "job '{}' (queue {}): SAMP prefers racks {} for its {} maps \
-                         (splits per rack {:?}, racks other jobs prefer {:?}), \
-                         tentative reduce shares {}",
-                        self.name,
-                        self.queue,
-                        choice
-                            .preferred
-                            .iter()
-                            .map(|r| &*r.0)
-                            .collect::<Vec<_>>()
-                            .join(","),
-                        maps.any,
-                        maps.racks,
-                        preferred_by_others,
-                        format_shares(&choice.tentative_shares)
-                    );
-                }
-            }
-        }
-        let pending_reduces = self.pending(TaskKind::Reduce);
-        if !self.job.sarp_invoked && pending_reduces > 0 {
-            self.job.sarp_invoked = true;
-            let known_maps = self.job.known_maps(self.pending(TaskKind::Map));
-            self.job.reduce_shares =
-                sarp::reduce_shares(&self.job, known_maps, policy.map_completion_threshold);
-            log::info!(
-                "job '{}' (queue {}): SARP reduce shares {} ({} of {} maps finished)",
-                self.name,
-                self.queue,
-                self.job
-                    .reduce_shares
-                    .as_ref()
-                    .map_or_else(|| "none".to_string(), format_shares),
-                self.job.finished_maps(),
-                known_maps
-            );
+    /// Where the job stands: starting, mapping, reducing, or idle.
+    pub fn phase(&self) -> JobPhase {
+        if self.awaits_application_master() {
+            JobPhase::Starting
+        } else if self.pending(TaskKind::Map) > 0 || self.job.running_maps > 0 {
+            JobPhase::Map
+        } else if self.pending(TaskKind::Reduce) > 0 || self.job.running_reduces > 0 {
+            JobPhase::Reduce
+        } else {
+            JobPhase::Idle
         }
     }
 }
-
-/// `rack=share` pairs for log lines, e.g. `/rack1=0.75,/rack2=0.25`.
-fn format_shares(shares: &BTreeMap<RackName, f64>) -> String {
-    shares
-        .iter()
-        .map(|(rack, share)| format!("{}={share:.2}", rack.0))
-        .collect::<Vec<_>>()
-        .join(",")
-}
-
-/// How many `TaskKind`s there are.
-const TASK_KINDS: usize = 4;
-
-/// The priority of a MapReduce job's ordinary map asks, the ones carrying split locations.
-const MAP_PRIORITY: i32 = 20;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Container {
@@ -365,18 +335,32 @@ impl std::ops::Index<&AppId> for Apps {
     }
 }
 
-/// A figure measured by an operator's feed: a rack's link utilization (0..) or a host's
-/// cross-rack Mbit/s.
+/// A figure measured by an operator's feed: a rack's link utilization (0..) or one of a
+/// host's figures.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct MeasuredLoad {
     pub value: f64,
     pub time_ms: u64,
 }
 
+/// The latest of each figure the feed gave for one host (each with its own time, as an event
+/// may carry only some of them).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct HostFigures {
+    /// Cross-rack traffic, Mbit/s.
+    pub cross_rack_mbps: Option<MeasuredLoad>,
+    /// Disk utilization, 0..1.
+    pub disk_utilization: Option<MeasuredLoad>,
+    /// Network utilization, 0..1.
+    pub network_utilization: Option<MeasuredLoad>,
+    /// CPU speed relative to the cluster's reference machine.
+    pub cpu_speed: Option<MeasuredLoad>,
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ClusterState {
     /// Known nodes. Only `apply` adds, removes or re-racks them, which keeps `nodes_per_rack`
-    /// true; callers may update a node's free resources and utilization in place.
+    /// true.
     pub nodes: BTreeMap<NodeId, Node>,
     /// How many nodes each rack has: the set of racks without a scan of every node per offer.
     nodes_per_rack: BTreeMap<RackName, u32>,
@@ -395,7 +379,8 @@ pub struct ClusterState {
     /// (NAS's MTS does on every offer).
     containers_by_node: BTreeMap<NodeId, BTreeMap<ContainerId, (AppId, TaskKind)>>,
     pub measured_rack_load: BTreeMap<RackName, MeasuredLoad>,
-    pub measured_host_load: BTreeMap<String, MeasuredLoad>,
+    /// The feed's figures per host name.
+    pub host_figures: BTreeMap<String, HostFigures>,
     pub history: LearnedHistory,
 }
 
@@ -405,20 +390,6 @@ impl ClusterState {
             history,
             ..ClusterState::default()
         }
-    }
-
-    /// For each rack, how many running jobs other than `app` prefer it (SAMP's tie-break).
-    fn racks_preferred_by_jobs_other_than(&self, app: &AppId) -> BTreeMap<RackName, u32> {
-        let mut counts = BTreeMap::new();
-        for (id, other) in self.apps.iter() {
-            if id == app {
-                continue;
-            }
-            for rack in other.job.samp.iter().flat_map(|s| s.preferred.iter()) {
-                *counts.entry(rack.clone()).or_insert(0) += 1;
-            }
-        }
-        counts
     }
 
     /// Each queue with candidate apps, in queue name order, with their submit times, ids and
@@ -483,14 +454,29 @@ impl ClusterState {
         }
     }
 
-    /// Applies one event. Ratios learned from a finished job are appended to `learned` for
-    /// the shim to persist.
+    /// Records what an offer says about its node (its NodeManager's utilization, when the offer
+    /// carries one); `false` if the node is unknown.
+    pub fn record_offer(&mut self, node: &NodeId, utilization: Option<Utilization>) -> bool {
+        let Some(known) = self.nodes.get_mut(node) else {
+            return false;
+        };
+        if utilization.is_some() {
+            known.utilization = utilization;
+        }
+        true
+    }
+
+    /// Applies one event given by value. Ratios learned from a finished job are appended to
+    /// `learned` for the shim to persist, and what policies are told to `observed`. An ask
+    /// table is moved into the state, not cloned: it carries one entry per host holding a
+    /// pending split, and is re-sent after every allocation.
     pub fn apply(
         &mut self,
-        event: &Event,
+        event: Event,
         now_ms: u64,
         settings: &Settings,
         learned: &mut Vec<LearnedRatio>,
+        observed: &mut Vec<Observation>,
     ) {
         match event {
             Event::NodeAdded {
@@ -501,27 +487,28 @@ impl ClusterState {
             } => {
                 let known = self
                     .nodes
-                    .get(node)
-                    .map(|n| (n.unallocated.get(), n.rack.clone()));
-                let unallocated = known.as_ref().map_or(*capacity, |(free, _)| *free);
+                    .get(&node)
+                    .map(|n| (n.utilization, n.rack.clone()));
+                let utilization = known.as_ref().and_then(|(utilization, _)| *utilization);
                 if let Some((_, old_rack)) = known {
                     self.count_node(&old_rack, false);
                 }
-                self.count_node(rack, true);
+                self.count_node(&rack, true);
                 self.nodes.insert(
                     node.clone(),
                     Node {
-                        host: host.clone(),
-                        rack: rack.clone(),
-                        capacity: *capacity,
-                        unallocated: Cell::new(unallocated),
-                        utilization: Cell::new(None),
+                        host,
+                        rack,
+                        capacity,
+                        utilization,
                     },
                 );
+                observed.push(Observation::NodeAdded { node });
             }
             Event::NodeRemoved { node } => {
-                if let Some(removed) = self.nodes.remove(node) {
+                if let Some(removed) = self.nodes.remove(&node) {
                     self.count_node(&removed.rack, false);
+                    observed.push(Observation::NodeRemoved { node });
                 }
             }
             Event::AppAdded {
@@ -535,39 +522,45 @@ impl ClusterState {
             } => {
                 let estimate = ShuffleEstimate::initial(
                     &app.0,
-                    name,
-                    tags,
+                    &name,
+                    &tags,
                     &self.history,
                     settings.max_hint_ratio,
                 );
                 let job = Job::new(estimate);
                 // A re-added app starts without asks, so it is no candidate until they come.
-                self.unlist_candidate(app);
+                self.unlist_candidate(&app);
                 self.apps.insert(
-                    app,
+                    &app,
                     App {
-                        name: name.clone(),
-                        user: user.clone(),
-                        queue: queue.clone(),
+                        name,
+                        user,
+                        queue,
                         is_mapreduce: app_type.eq_ignore_ascii_case("MAPREDUCE"),
-                        tags: tags.clone(),
-                        submit_ms: *submit_ms,
+                        tags,
+                        submit_ms,
                         asks: BTreeMap::new(),
                         pending_by_kind: [0; TASK_KINDS],
                         job,
                         waiting_since_ms: None,
                     },
                 );
+                observed.push(Observation::AppAdded { app });
             }
-            Event::AppRemoved { app } => self.remove_app(app, learned),
-            Event::Asks { app, asks } => self.apply_asks(
-                app,
-                asks.iter()
+            Event::AppRemoved { app } => {
+                if self.remove_app(&app, learned) {
+                    observed.push(Observation::AppRemoved { app });
+                }
+            }
+            Event::Asks { app, asks } => {
+                let asks = asks
+                    .into_iter()
                     .filter(|ask| ask.any > 0)
-                    .map(|ask| (ask.priority, ask.clone())),
-                now_ms,
-                settings,
-            ),
+                    .map(|ask| (ask.priority, ask));
+                if self.apply_asks(&app, asks, now_ms) {
+                    observed.push(Observation::AsksReplaced { app });
+                }
+            }
             Event::ContainerAllocated {
                 app,
                 container,
@@ -577,13 +570,13 @@ impl ClusterState {
                 resources: _,
                 time_ms,
             } => {
-                let Some(known) = self.apps.get_mut(app) else {
+                let Some(known) = self.apps.get_mut(&app) else {
                     return;
                 };
-                let kind = TaskKind::of_mapreduce_priority(*priority);
+                let kind = TaskKind::of_mapreduce_priority(priority);
                 let rack = self
                     .nodes
-                    .get(node)
+                    .get(&node)
                     .map_or_else(|| RackName("".into()), |n| n.rack.clone());
                 match kind {
                     TaskKind::Map => known.job.running_maps += 1,
@@ -595,31 +588,50 @@ impl ClusterState {
                 }
                 if matches!(kind, TaskKind::Map | TaskKind::Reduce) {
                     // The app got a task: its wait (and so its starvation clock) restarts.
-                    known.waiting_since_ms = Some(*time_ms);
+                    known.waiting_since_ms = Some(time_ms);
                 }
                 if let Some(replaced) = self.containers.insert(
                     container.clone(),
                     Container {
                         app: app.clone(),
                         node: node.clone(),
-                        rack,
+                        rack: rack.clone(),
                         kind,
-                        locality: *locality,
-                        start_ms: *time_ms,
+                        locality,
+                        start_ms: time_ms,
                     },
                 ) {
-                    self.unindex(container, &replaced);
+                    self.unindex(&container, &replaced);
                 }
-                self.index(container, app, node, kind);
+                self.index(&container, &app, &node, kind);
+                observed.push(Observation::TaskStarted {
+                    app,
+                    node,
+                    rack,
+                    kind,
+                    priority,
+                    locality,
+                    time_ms,
+                });
             }
-            Event::ContainerFinished { container, .. } => {
-                let Some(finished) = self.containers.remove(container) else {
+            Event::ContainerFinished {
+                container, time_ms, ..
+            } => {
+                let Some(finished) = self.containers.remove(&container) else {
                     return;
                 };
-                self.unindex(container, &finished);
+                self.unindex(&container, &finished);
                 let Some(known) = self.apps.get_mut(&finished.app) else {
                     return;
                 };
+                observed.push(Observation::TaskFinished {
+                    app: finished.app.clone(),
+                    node: finished.node.clone(),
+                    rack: finished.rack.clone(),
+                    kind: finished.kind,
+                    start_ms: finished.start_ms,
+                    finish_ms: time_ms,
+                });
                 let job = &mut known.job;
                 match finished.kind {
                     TaskKind::Map => {
@@ -642,72 +654,86 @@ impl ClusterState {
                 map_input_bytes,
                 map_output_bytes,
             } => {
-                let Some(known) = self.apps.get_mut(app) else {
+                let Some(known) = self.apps.get_mut(&app) else {
                     return;
                 };
                 let job = &mut known.job;
-                job.maps_total = *maps_total;
-                job.maps_completed = *maps_completed;
-                job.reduces_total = *reduces_total;
-                job.map_input_bytes = *map_input_bytes;
-                job.map_output_bytes = *map_output_bytes;
-                if *maps_completed > 0 {
-                    job.estimate.observe(*map_input_bytes, *map_output_bytes);
+                job.maps_total = maps_total;
+                job.maps_completed = maps_completed;
+                job.reduces_total = reduces_total;
+                job.map_input_bytes = map_input_bytes;
+                job.map_output_bytes = map_output_bytes;
+                if maps_completed > 0 {
+                    job.estimate.observe(map_input_bytes, map_output_bytes);
                 }
+                observed.push(Observation::JobStats { app });
             }
             Event::RackLoad {
                 rack,
                 utilization,
                 time_ms,
-            } => record_measurement(&mut self.measured_rack_load, rack, *utilization, *time_ms),
-            Event::HostLoad {
+            } => {
+                if let Some(load) = measurement(&rack.0, "utilization", utilization, time_ms) {
+                    self.measured_rack_load.insert(rack.clone(), load);
+                    observed.push(Observation::RackLoad { rack });
+                }
+            }
+            Event::HostFigures {
                 host,
-                cross_rack_mbps,
                 time_ms,
-            } => record_measurement(
-                &mut self.measured_host_load,
-                host,
-                *cross_rack_mbps,
-                *time_ms,
-            ),
-        }
-    }
-
-    /// Applies one event given by value, with the same effect as [`ClusterState::apply`]. An
-    /// ask table is moved into the state instead of cloned; every other event goes to `apply`.
-    pub fn apply_owned(
-        &mut self,
-        event: Event,
-        now_ms: u64,
-        settings: &Settings,
-        learned: &mut Vec<LearnedRatio>,
-    ) {
-        match event {
-            Event::Asks { app, asks } => self.apply_asks(
-                &app,
-                asks.into_iter()
-                    .filter(|ask| ask.any > 0)
-                    .map(|ask| (ask.priority, ask)),
-                now_ms,
-                settings,
-            ),
-            other => self.apply(&other, now_ms, settings, learned),
+                cross_rack_mbps,
+                disk_utilization,
+                network_utilization,
+                cpu_speed,
+            } => {
+                let figures = self.host_figures.entry(host.clone()).or_default();
+                let mut changed = false;
+                for (name, value, into) in [
+                    (
+                        "cross_rack_mbps",
+                        cross_rack_mbps,
+                        &mut figures.cross_rack_mbps,
+                    ),
+                    (
+                        "disk_utilization",
+                        disk_utilization,
+                        &mut figures.disk_utilization,
+                    ),
+                    (
+                        "network_utilization",
+                        network_utilization,
+                        &mut figures.network_utilization,
+                    ),
+                    ("cpu_speed", cpu_speed, &mut figures.cpu_speed),
+                ] {
+                    if let Some(load) = value.and_then(|v| measurement(&host, name, v, time_ms)) {
+                        *into = Some(load);
+                        changed = true;
+                    }
+                }
+                if *figures == HostFigures::default() {
+                    self.host_figures.remove(&host);
+                }
+                if changed {
+                    observed.push(Observation::HostFigures { host });
+                }
+            }
         }
     }
 
     /// An app's whole ask table, replacing the previous one (`asks` holds only asks with
     /// `any > 0`).
+    /// `false` if the app is unknown.
     fn apply_asks(
         &mut self,
         app: &AppId,
         asks: impl Iterator<Item = (Priority, Ask)>,
         now_ms: u64,
-        settings: &Settings,
-    ) {
+    ) -> bool {
         self.unlist_candidate(app);
         let Some(known) = self.apps.get_mut(app) else {
             log::debug!("asks for unknown app {} ignored", app.0);
-            return;
+            return false;
         };
         known.set_asks(asks.collect());
         if known.pending_tasks() == 0 {
@@ -715,19 +741,8 @@ impl ClusterState {
         } else if known.waiting_since_ms.is_none() {
             known.waiting_since_ms = Some(now_ms);
         }
-        let policy = settings.queue_policy(&known.queue);
-        if known.is_mapreduce && policy.kind == PolicyKind::ShuffleWatcher {
-            // SAMP's tie-break walks every app, so it is counted only when SAMP runs (once per
-            // job). This ask table changes no other job's choice, so the counts are the ones
-            // before it was applied.
-            let preferred_by_others = known
-                .samp_due()
-                .then(|| self.racks_preferred_by_jobs_other_than(app));
-            if let Some(known) = self.apps.get_mut(app) {
-                known.shuffle_watch(&policy, preferred_by_others.as_ref());
-            }
-        }
         self.list_candidate(app);
+        true
     }
 
     /// The running containers on `node` with their app and kind, in container id order (the
@@ -766,10 +781,11 @@ impl ClusterState {
         });
     }
 
-    fn remove_app(&mut self, app: &AppId, learned: &mut Vec<LearnedRatio>) {
+    /// `false` if the app was unknown.
+    fn remove_app(&mut self, app: &AppId, learned: &mut Vec<LearnedRatio>) -> bool {
         self.unlist_candidate(app);
         let Some(removed) = self.apps.remove(app) else {
-            return;
+            return false;
         };
         // The app's own index entry goes first, so `unindex` only has the node's left to do.
         for container in self.containers_by_app.remove(app).unwrap_or_default() {
@@ -781,6 +797,7 @@ impl ClusterState {
         if removed.is_mapreduce && estimate.source == crate::predictor::RatioSource::Counters {
             learned.push(self.history.learn(&removed.name, estimate.ratio));
         }
+        true
     }
 }
 
@@ -792,16 +809,12 @@ fn unindex_in<K: Ord, V>(index: &mut BTreeMap<K, V>, key: &K, remove: impl FnOnc
     }
 }
 
-/// Keeps a feed measurement; a negative or non-finite figure is dropped with a warning.
-fn record_measurement<K: Ord + Clone + std::fmt::Debug>(
-    into: &mut BTreeMap<K, MeasuredLoad>,
-    key: &K,
-    value: f64,
-    time_ms: u64,
-) {
+/// A feed figure as kept; a negative or non-finite one is dropped with a warning.
+fn measurement(of: &str, figure: &str, value: f64, time_ms: u64) -> Option<MeasuredLoad> {
     if value.is_finite() && value >= 0.0 {
-        into.insert(key.clone(), MeasuredLoad { value, time_ms });
+        Some(MeasuredLoad { value, time_ms })
     } else {
-        log::warn!("feed figure {value} for {key:?} ignored: must be a finite number >= 0");
+        log::warn!("feed figure {figure}={value} for {of} ignored: must be a finite number >= 0");
+        None
     }
 }

@@ -6,6 +6,7 @@
 mod common;
 
 use common::*;
+use rackwise_core::policy::nas::Keys;
 use rackwise_core::protocol::*;
 
 const MIB: u64 = 1 << 20;
@@ -73,11 +74,11 @@ fn nas_traffic_threshold_is_m_times_the_mean_predicted_shuffle_per_map_worked_ex
     env.stats("b", 30, 10, 1, 320 * MIB, 80 * MIB);
     // TrafficThreshold = m·ΣS/ΣK = 8 × (960 + 240) MiB / (10 + 30) = 8 × 30 MiB = 240 MiB.
     let first = env.offer(1, 1);
-    let snapshot = env.engine.nas().threshold().expect("computed on the offer");
+    let snapshot = env.nas_memory().threshold().expect("computed on the offer");
     assert_eq!(snapshot.output_per_map_bytes, (30 * MIB) as f64);
     let threshold = snapshot.threshold_bytes(
         &env.engine.state().nodes[&node(1, 1)],
-        env.engine.settings(),
+        &Keys::of(env.engine.settings().keys_of("nas").unwrap()),
     );
     assert_eq!(threshold, (240 * MIB) as f64);
     // Both fit the empty node; A's 96 MiB is closer to the 240 MiB available than B's 8 MiB.
@@ -94,7 +95,7 @@ fn nas_traffic_threshold_is_m_times_the_mean_predicted_shuffle_per_map_worked_ex
     env.stats("b", 30, 10, 1, 320 * MIB, 160 * MIB);
     env.now_ms += 4_999;
     env.offer(1, 1);
-    let per_map = |env: &TestEnv| env.engine.nas().threshold().unwrap().output_per_map_bytes;
+    let per_map = |env: &TestEnv| env.nas_memory().threshold().unwrap().output_per_map_bytes;
     assert_eq!(per_map(&env), (30 * MIB) as f64);
     env.now_ms += 1;
     env.offer(1, 1);
@@ -179,7 +180,7 @@ fn nas_mts_skips_a_user_until_the_wait_then_takes_qualified_maps_by_category_and
         let skipped = env.offer(1, 1);
         assert_eq!(ranking(&skipped, "root.nas"), Vec::<String>::new());
         assert_eq!(skipped.plan.queues[0].steered.len(), 6);
-        assert_eq!(env.engine.nas().map_skips("root.nas"), skips);
+        assert_eq!(env.nas_memory().map_skips("root.nas"), skips);
     }
     env.now_ms = start + 5_000;
     let relaxed = env.offer(1, 1);
@@ -260,7 +261,7 @@ fn nas_mts_skip_count_variant_relaxes_after_max_skips_and_a_node_local_map_reset
     env.asks("j", &[(MAP, 4, &[(2, 1)])]);
     for skips in 1..=3 {
         assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
-        assert_eq!(env.engine.nas().map_skips("root.nas"), skips);
+        assert_eq!(env.nas_memory().map_skips("root.nas"), skips);
     }
     // D^m skips done: the user is served, and stays relaxed until it gets a node-local map.
     for _ in 0..2 {
@@ -269,7 +270,7 @@ fn nas_mts_skip_count_variant_relaxes_after_max_skips_and_a_node_local_map_reset
     env.run("j", MAP, 2, 1, Locality::NodeLocal);
     env.asks("j", &[(MAP, 3, &[(2, 1)])]);
     assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
-    assert_eq!(env.engine.nas().map_skips("root.nas"), 1);
+    assert_eq!(env.nas_memory().map_skips("root.nas"), 1);
 }
 
 #[test]
@@ -286,7 +287,7 @@ fn nas_forgets_the_skips_of_a_queue_an_offer_does_not_plan_and_keeps_the_others(
         env.asks(user, &[(MAP, 2, &[(2, 1)])]);
     }
     let skips =
-        |env: &TestEnv| users.map(|user| env.engine.nas().map_skips(&format!("root.nas.{user}")));
+        |env: &TestEnv| users.map(|user| env.nas_memory().map_skips(&format!("root.nas.{user}")));
     // No split on r1n1: every user is skipped on every offer there.
     for offer in 1..=2 {
         env.offer(1, 1);
@@ -319,7 +320,7 @@ fn nas_ca_rts_ranks_six_categories_then_delayed_maps_done_and_larger_shuffle_fir
         Vec::<String>::new()
     );
     assert_eq!(
-        env.engine.nas().delayed_reduces(&AppId("h_delayed".into())),
+        env.nas_memory().delayed_reduces(&AppId("h_delayed".into())),
         2
     );
 
@@ -408,7 +409,7 @@ fn nas_cr_rts_lets_only_light_reduces_onto_a_congested_rack_until_the_wait_then_
         reasons(&congested, "root.nas"),
         ["nas:cr-rts:light-reduce", "nas:cr-rts:light-reduce"]
     );
-    let delayed = |env: &TestEnv, app: &str| env.engine.nas().delayed_reduces(&AppId(app.into()));
+    let delayed = |env: &TestEnv, app: &str| env.nas_memory().delayed_reduces(&AppId(app.into()));
     assert_eq!((delayed(&env, "heavy"), delayed(&env, "medium")), (2, 1));
 
     // The light reduces are placed; without one the user is skipped for up to 5 s.
@@ -463,15 +464,12 @@ fn nas_congested_rack_holds_heavy_and_medium_maps_until_it_clears() {
     predicted(&mut env, "light", 4, 0.1, 0.1); // 0.4 MiB
     rack_load(&mut env, 1, 0.95);
     assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["light:20:node"]);
-    assert!(env.engine.nas().holds(&rack(1)));
-    assert!(!env.engine.nas().holds(&rack(2)));
 
     rack_load(&mut env, 1, 0.2);
     assert_eq!(
         ranking(&env.offer(1, 1), "root.nas"),
         ["heavy:20:node", "medium:20:node", "light:20:node"]
     );
-    assert!(!env.engine.nas().holds(&rack(1)));
 }
 
 #[test]
@@ -571,7 +569,7 @@ fn nas_mts_skip_logic_gives_the_papers_launch_probability_monte_carlo() {
             }
             if offer <= 40 {
                 assert!(reasons.is_empty(), "skipped: {reasons:?}");
-                assert_eq!(env.engine.nas().map_skips("root.nas"), offer);
+                assert_eq!(env.nas_memory().map_skips("root.nas"), offer);
             } else {
                 assert!(reasons[0].starts_with("nas:mts:relaxed:"), "{reasons:?}");
             }

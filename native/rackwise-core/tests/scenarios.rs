@@ -239,7 +239,7 @@ fn learned_history_given_at_start_seeds_recurring_jobs() {
             utilization: None,
         },
     };
-    engine.offer(&request);
+    engine.offer(request);
     let job = &engine.state().apps[&AppId("a".into())].job;
     assert_eq!(job.estimate.ratio, 4.0);
 }
@@ -347,10 +347,13 @@ fn host_figures_of_a_feed_add_up_against_the_rack_link() {
         ("yarn.scheduler.rackwise.netsat.smoothing", "1"),
     ]);
     for (n, mbps) in [(1, 250.0), (2, 200.0)] {
-        env.pending.push(Event::HostLoad {
+        env.pending.push(Event::HostFigures {
             host: host(1, n),
-            cross_rack_mbps: mbps,
             time_ms: env.now_ms,
+            cross_rack_mbps: Some(mbps),
+            disk_utilization: None,
+            network_utilization: None,
+            cpu_speed: None,
         });
     }
     let response = env.offer(1, 1);

@@ -5,15 +5,13 @@
 mod common;
 
 use common::*;
-use rackwise_core::policy::sarp;
+use rackwise_core::policy::shufflewatcher::sarp;
 use rackwise_core::protocol::*;
 use std::collections::BTreeMap;
 
 fn preferred(env: &TestEnv, app: &str) -> Vec<String> {
-    env.engine.state().apps[&AppId(app.into())]
-        .job
-        .samp
-        .as_ref()
+    env.sw_job(app)
+        .and_then(|job| job.samp.as_ref())
         .map(|samp| samp.preferred.iter().map(|r| r.0.to_string()).collect())
         .unwrap_or_default()
 }
@@ -68,7 +66,10 @@ fn figure7_sarp_cuts_cross_rack_shuffle_from_50_to_18_gb_per_job() {
 
     for (job, expected) in [("job1", [9, 1]), ("job2", [1, 9])] {
         let app = &env.engine.state().apps[&AppId(job.into())];
-        let shares = app.job.reduce_shares.clone().expect("SARP ran");
+        let shares = env
+            .sw_job(job)
+            .and_then(|job| job.reduce_shares.clone())
+            .expect("SARP ran");
         let quotas = sarp::apportion(10, &shares);
         assert_eq!(
             quotas.values().copied().collect::<Vec<_>>(),
@@ -184,7 +185,8 @@ fn quotas_sum_to_the_reduce_count_when_it_grows_later() {
     env.stats("job", 3, 3, 4, 3 * GIB, 9 * GIB);
     env.offer(1, 1);
     let job = &env.engine.state().apps[&AppId("job".into())].job;
-    let quotas = sarp::apportion(job.known_reduces(1), job.reduce_shares.as_ref().unwrap());
+    let shares = env.sw_job("job").and_then(|j| j.reduce_shares.as_ref());
+    let quotas = sarp::apportion(job.known_reduces(1), shares.unwrap());
     assert_eq!(quotas.values().copied().collect::<Vec<_>>(), [2, 1, 1]);
 }
 

@@ -22,7 +22,7 @@ pub fn offer(handle: Handle, request: &[u8]) -> Result<Vec<u8>, BoundaryError> {
     let engine = registry::get(handle)?;
     // Decoded before taking the engine's lock, which is then held for the engine call only.
     let request: OfferRequest = decode(request)?;
-    let mut response = engine.lock()?.offer(&request);
+    let mut response = engine.lock()?.offer(request);
     // Carries this offer's records and any logged by create/reconfigure since the last offer.
     response.logs.extend(logcapture::drain());
     Ok(encode(&response))

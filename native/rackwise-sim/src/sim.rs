@@ -13,20 +13,23 @@ use crate::metrics::{Collector, PolicyMetrics};
 use crate::network::{FlowId, LinkId, Network};
 use crate::rng::Rng;
 use crate::workload::JobSpec;
+use rackwise_core::mapreduce::{self, Placement};
 use rackwise_core::protocol::{
     AppId, Ask, ContainerId, EngineConfig, Event, Locality, NodeId, NodeOffer, OfferRequest,
     Priority, QueueSettings, RackName, Resources,
 };
+pub use rackwise_core::settings::CONGESTION_THRESHOLD;
 use rackwise_core::{CoreError, Engine};
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// MapReduce ApplicationMaster request priorities (Hadoop 3 `RMContainerAllocator`).
-pub const PRIORITY_AM: i32 = 0;
-pub const PRIORITY_REDUCE: i32 = 10;
-pub const PRIORITY_MAP: i32 = 20;
+/// The MapReduce ApplicationMaster's request priorities the simulated AM asks with, as the
+/// core defines them (`rackwise_core::mapreduce`).
+pub const PRIORITY_AM: i32 = mapreduce::AM_PRIORITY.0;
+pub const PRIORITY_REDUCE: i32 = mapreduce::REDUCE_PRIORITY.0;
+pub const PRIORITY_MAP: i32 = mapreduce::MAP_PRIORITY.0;
 
 /// Network rates are re-solved at most this often (between solves a new flow takes what is
 /// left on its path).
@@ -42,8 +45,6 @@ pub const SLOWSTART: f64 = 0.05;
 /// MapReduce `yarn.app.mapreduce.am.job.reduce.rampup.limit` default: while maps are pending,
 /// reduces may take at most this fraction of the job's running tasks.
 pub const REDUCE_RAMPUP_LIMIT: f64 = 0.5;
-/// ShuffleWatcher's and NAS's congestion threshold: 80 % of a rack link.
-pub const CONGESTION_THRESHOLD: f64 = 0.8;
 
 /// Which scheduler drives the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -715,34 +716,35 @@ impl<'a> Sim<'a> {
                 for &j in &apps {
                     let steered =
                         plan.is_some() && self.jobs[j as usize].steered_stamp == self.offer_seq;
-                    if steered {
-                        if let Some((idx, entry)) = head {
-                            if entry.job == j {
-                                match self.capped_choice(j, node, entry.priority, entry.locality) {
-                                    Some(l) => {
-                                        chosen = Some((j, entry.priority, l, Some(idx)));
-                                        break 'queues;
+                    let head_entry = head
+                        .as_ref()
+                        .map(|(_, e)| (&e.job, Priority(e.priority), e.locality));
+                    match mapreduce::placement(&j, steered, head_entry) {
+                        Placement::Vetoed => continue,
+                        Placement::Place { priority, cap } => {
+                            let idx = head.map_or(0, |(idx, _)| idx);
+                            match self.capped_choice(j, node, priority.0, cap) {
+                                Some(l) => chosen = Some((j, priority.0, l, Some(idx))),
+                                None => {
+                                    if let Some(p) = plan.as_mut() {
+                                        p.entries[idx].failed = true;
                                     }
-                                    None => {
-                                        if let Some(p) = plan.as_mut() {
-                                            p.entries[idx].failed = true;
-                                        }
-                                        chosen = Some((u32::MAX, 0, Locality::OffSwitch, None));
-                                        break 'queues;
-                                    }
+                                    chosen = Some((u32::MAX, 0, Locality::OffSwitch, None));
                                 }
                             }
+                            break 'queues;
                         }
-                        continue;
-                    }
-                    let allowed = if delay {
-                        self.delay_level(j)
-                    } else {
-                        Locality::OffSwitch
-                    };
-                    if let Some((p, l)) = self.stock_choice(j, node, allowed) {
-                        chosen = Some((j, p, l, None));
-                        break 'queues;
+                        Placement::Stock => {
+                            let allowed = if delay {
+                                self.delay_level(j)
+                            } else {
+                                Locality::OffSwitch
+                            };
+                            if let Some((p, l)) = self.stock_choice(j, node, allowed) {
+                                chosen = Some((j, p, l, None));
+                                break 'queues;
+                            }
+                        }
                     }
                 }
             }
@@ -823,21 +825,30 @@ impl<'a> Sim<'a> {
     /// `RackwiseAppAttempt.satisfiable`: the app still has an ask at that priority at that
     /// locality on this node.
     fn satisfiable(&self, entry: &PlanEntryLite, node: u32, rack: u32) -> bool {
-        let Some(job) = self.jobs.get(entry.job as usize) else {
-            return false;
-        };
+        mapreduce::satisfiable(self.best_locality(entry, node, rack), entry.locality)
+    }
+
+    /// The closest locality at which the entry's app has an ask at the entry's priority on this
+    /// node; `None` without one.
+    fn best_locality(&self, entry: &PlanEntryLite, node: u32, rack: u32) -> Option<Locality> {
+        let job = self.jobs.get(entry.job as usize)?;
         if job.phase == JobPhase::Done {
-            return false;
+            return None;
         }
+        let any = |pending: bool| pending.then_some(Locality::OffSwitch);
         match entry.priority {
-            PRIORITY_AM => job.am_pending,
-            PRIORITY_REDUCE => job.pending_reduces > 0,
-            PRIORITY_MAP => match entry.locality {
-                Locality::NodeLocal => job.host_count.get(&node).is_some_and(|c| *c > 0),
-                Locality::RackLocal => job.rack_count.get(&rack).is_some_and(|c| *c > 0),
-                Locality::OffSwitch => job.pending_maps > 0,
-            },
-            _ => false,
+            PRIORITY_AM => any(job.am_pending),
+            PRIORITY_REDUCE => any(job.pending_reduces > 0),
+            PRIORITY_MAP => {
+                if job.host_count.get(&node).is_some_and(|c| *c > 0) {
+                    Some(Locality::NodeLocal)
+                } else if job.rack_count.get(&rack).is_some_and(|c| *c > 0) {
+                    Some(Locality::RackLocal)
+                } else {
+                    any(job.pending_maps > 0)
+                }
+            }
+            _ => None,
         }
     }
 
@@ -881,7 +892,7 @@ impl<'a> Sim<'a> {
             .engine
             .as_mut()
             .expect("core policy has an engine")
-            .offer_owned(request);
+            .offer(request);
         self.counters.core_time += started.elapsed();
         let mut plan = OfferPlan::default();
         for queue in &response.plan.queues {
@@ -1741,8 +1752,9 @@ impl OfferPlan {
             .iter()
             .rev()
             .find(|(queue, ..)| *queue == user)?;
-        (start..end)
-            .map(|i| (i, self.entries[i]))
-            .find(|(_, e)| !e.failed && satisfiable(e))
+        mapreduce::first_satisfiable(self.entries[start..end].iter().copied(), |e| {
+            !e.failed && satisfiable(e)
+        })
+        .map(|(i, e)| (start + i, e))
     }
 }

@@ -211,8 +211,9 @@ fn queue_settings_reach_every_user_queue_and_bad_ones_are_refused() {
         engine
             .settings()
             .queue_policy("root.u7")
-            .starvation_window_ms,
-        0
+            .values
+            .number("starvationWindowMs"),
+        0.0
     );
     let bad = BTreeMap::from([("starvationWindowMs".to_string(), "soon".to_string())]);
     let err = core_engine("shufflewatcher", &cluster, &BTreeMap::new(), &bad)

@@ -1,22 +1,86 @@
-//! Turning state into a plan for one node offer.
+//! The policy framework: one trait every steering policy implements, a registry of them by
+//! `<policy>` name, and the per-offer plan that asks each steered queue's policy for its ranking.
 //!
-//! FairScheduler has already decided which queue gets the node (Design A in
-//! `../shared/design/hadoop-hooks.md`); per steered queue the core ranks what its apps may
-//! place here. A starvation guard sits above every policy: an app that has waited with tasks
-//! pending for longer than `starvation-guard-ms` goes first with all its asks, so no app is
-//! ever held back longer than that bound by Rackwise.
+//! FairScheduler has already decided which queue gets the node (the shim lets it); per steered
+//! queue the core ranks what its apps may place here. A starvation guard sits above every
+//! policy: an app that has waited with tasks pending for longer than `starvation-guard-ms` goes
+//! first with all its asks, so no app is ever held back longer than that bound by Rackwise.
+//!
+//! Adding a policy is one module folder here and one line in [`Registry::builtin`]; a caller
+//! may also register its own policies (see `tests/example_policy.rs`).
 
 pub mod nas;
-mod nass;
-pub mod samp;
-pub mod sarp;
+pub mod shufflewatcher;
 
-use crate::protocol::{AppId, Locality, NodeId, Plan, PlanEntry, QueuePlan, RackName, TaskKind};
-use crate::settings::{PolicyKind, QueuePolicy, Settings};
-use crate::state::{App, ClusterState, Node};
-use nas::NasState;
-use std::collections::BTreeMap;
+use crate::mapreduce::TaskKind;
+use crate::protocol::{AppId, Locality, NodeId, Plan, PlanEntry, QueuePlan, QueueWeight, RackName};
+use crate::settings::{params::no_check, Declaration, ParamValues, Settings};
+use crate::state::{App, ClusterState, Node, Observation};
+use std::any::Any;
 use std::sync::Arc;
+
+/// A steering policy: its declared parameters, its own memory (the value itself: one instance
+/// per registered policy, for the whole engine; per-queue and per-job memory lives inside it),
+/// what it observes, and its ranking of a steered queue's apps on each offer.
+///
+/// Call order on each offer: `observe` for every observation of the offer's events, in order,
+/// each once the state reflects it; then, for each steered queue with candidate apps (queues in
+/// name order), `begin_offer` before the policy's first queue of this offer and `rank` for the
+/// queue; `end_offer` for every policy once all queues are planned; then `queue_weights`.
+pub trait Policy: AsAny + Send {
+    /// The `<policy>` name and the parameters, as data (the settings parse and check them).
+    fn declaration(&self) -> Declaration;
+
+    /// Something happened in the cluster (the state already reflects it).
+    fn observe(&mut self, _context: &Context, _observation: &Observation) {}
+
+    /// Called once per offer before the first queue this policy ranks in it (not at all when
+    /// it ranks none).
+    fn begin_offer(&mut self, _context: &Context, _offer: &Offer) {}
+
+    /// Appends the ranked entries of one steered queue for this offer. `entries` may already
+    /// hold the starvation guard's entries (`turn.starved`), which stay first.
+    fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>);
+
+    /// Called for every policy once an offer's queues are planned.
+    fn end_offer(&mut self) {}
+
+    /// Weights to set on FairScheduler queues, asked once per offer (a policy recomputes on
+    /// its own interval from `now_ms`); empty leaves every weight as it is.
+    fn queue_weights(&mut self, _context: &Context, _now_ms: u64) -> Vec<QueueWeight> {
+        Vec::new()
+    }
+}
+
+/// Lets the engine hand out a registered policy as its own type (for tests and diagnostics).
+pub trait AsAny {
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// What a policy reads besides its own memory.
+#[derive(Clone, Copy)]
+pub struct Context<'a> {
+    pub state: &'a ClusterState,
+    pub settings: &'a Settings,
+    /// The policy's own yarn-site keys.
+    pub keys: &'a ParamValues,
+    /// The policy's position in the registry.
+    index: usize,
+}
+
+impl<'a> Context<'a> {
+    /// The parameters of `queue` if this policy steers it.
+    pub fn steered(&self, queue: &str) -> Option<&'a ParamValues> {
+        let setup = self.settings.queue_policy(queue);
+        (setup.policy == self.index).then_some(&setup.values)
+    }
+}
 
 /// The node being offered and what NetSat says about its rack.
 #[derive(Debug, Clone)]
@@ -35,106 +99,185 @@ pub struct Candidate<'a> {
     pub app: &'a App,
 }
 
-/// Since when relaxed fairness has been skipping each queue; a queue is skipped only while it
-/// has nothing preferred to run here, for at most its `relaxedIntervalMs`.
-pub type RelaxedSkips = BTreeMap<String, u64>;
-
-/// The plan for this offer, and the apps whose wait tripped the starvation guard. Policies
-/// that remember things between offers keep them in `skips` (relaxed fairness) and `nas`.
-pub fn plan(
-    state: &ClusterState,
-    settings: &Settings,
-    offer: &Offer,
-    skips: &mut RelaxedSkips,
-    nas: &mut NasState,
-) -> (Plan, Vec<AppId>) {
-    let mut plan = Plan {
-        queues: Vec::with_capacity(state.candidates_by_queue().len()),
-    };
-    let mut starved_apps = Vec::new();
-    // One buffer for every queue's candidates.
-    let mut candidates: Vec<Candidate> = Vec::new();
-    let mut nas_budget = None;
-    // Queues in name order, each one's jobs by arrival: ties between categories are broken by
-    // job arrival (ShuffleWatcher §3.1).
-    for (queue, listed) in state.candidates_by_queue() {
-        let policy = settings.queue_policy(queue);
-        if policy.kind == PolicyKind::None {
-            continue;
-        }
-        candidates.clear();
-        candidates.extend(listed.map(|(_, id, app)| Candidate { id, app }));
-        let mut entries = Vec::new();
-        for candidate in &candidates {
-            let waited = candidate
-                .app
-                .waiting_since_ms
-                .map_or(0, |since| offer.now_ms.saturating_sub(since));
-            if waited > settings.starvation_guard_ms {
-                starved_apps.push(candidate.id.clone());
-                entries.extend(all_asks(candidate, "starvation-guard"));
-            }
-        }
-        let starved = !entries.is_empty();
-        match policy.kind {
-            PolicyKind::ShuffleWatcher => {
-                let preferred = nass::rank(&candidates, &policy, offer, &mut entries);
-                if policy.relaxed_fairness && !starved {
-                    relax(queue, preferred, &policy, offer.now_ms, skips, &mut entries);
-                }
-            }
-            PolicyKind::Nas => {
-                let budget =
-                    *nas_budget.get_or_insert_with(|| nas.begin_offer(state, settings, offer));
-                let turn = nas::Turn {
-                    candidates: &candidates,
-                    queue,
-                    params: &policy.nas,
-                    settings,
-                    state,
-                    budget,
-                    offer,
-                };
-                nas::rank(&turn, nas, &mut entries);
-            }
-            // Filtered out above: such queues are left to FairScheduler.
-            PolicyKind::None => {}
-        }
-        plan.queues.push(QueuePlan {
-            queue: Arc::clone(queue),
-            steered: candidates.iter().map(|c| c.id.clone()).collect(),
-            entries,
-        });
-    }
-    nas.end_offer();
-    (plan, starved_apps)
+/// One steered queue on one offer.
+pub struct Turn<'a> {
+    pub context: Context<'a>,
+    pub queue: &'a Arc<str>,
+    /// The queue's candidate apps, by arrival (submit time, then id).
+    pub candidates: &'a [Candidate<'a>],
+    /// The queue's parameters for this policy.
+    pub params: &'a ParamValues,
+    pub offer: &'a Offer<'a>,
+    /// Whether the starvation guard put entries first.
+    pub starved: bool,
 }
 
-/// ShuffleWatcher's relaxed fairness (SW-relaxed, as Delay Scheduling relaxes fairness): a
-/// queue with nothing preferred to run on this node passes its turn (all its apps vetoed, so
-/// FairScheduler offers the node to the next queue), for at most `relaxedIntervalMs` in a row.
-fn relax(
-    queue: &str,
-    preferred: bool,
-    policy: &QueuePolicy,
-    now_ms: u64,
-    skips: &mut RelaxedSkips,
-    entries: &mut Vec<PlanEntry>,
-) {
-    if preferred {
-        skips.remove(queue);
-        return;
-    }
-    // The queue's name is copied only when its skipping starts, not on every offer it lasts.
-    let since = match skips.get(queue) {
-        Some(since) => *since,
-        None => {
-            skips.insert(queue.to_string(), now_ms);
-            now_ms
+/// `<policy>none</policy>`: the queue is left to FairScheduler.
+struct Unsteered;
+
+impl Policy for Unsteered {
+    fn declaration(&self) -> Declaration {
+        Declaration {
+            name: "none",
+            queue_params: &[],
+            cluster_params: &[],
+            check: no_check,
+            steers: false,
         }
-    };
-    if now_ms.saturating_sub(since) < policy.relaxed_interval_ms {
-        entries.clear();
+    }
+
+    fn rank(&mut self, _turn: &Turn, _entries: &mut Vec<PlanEntry>) {}
+}
+
+/// The policies an engine knows, by `<policy>` name.
+pub struct Registry {
+    policies: Vec<Box<dyn Policy>>,
+    declarations: Vec<Declaration>,
+    /// Which policies began the current offer (scratch, kept to avoid an allocation per offer).
+    begun: Vec<bool>,
+}
+
+impl Registry {
+    /// `none`, `shufflewatcher` and `nas`.
+    pub fn builtin() -> Registry {
+        Registry {
+            policies: Vec::new(),
+            declarations: Vec::new(),
+            begun: Vec::new(),
+        }
+        .with(Box::new(Unsteered))
+        .with(Box::new(shufflewatcher::ShuffleWatcher::default()))
+        .with(Box::new(nas::Nas::default()))
+    }
+
+    /// Adds a policy. Panics if its name is taken: two policies answering to one `<policy>`
+    /// name is a programming error.
+    pub fn with(mut self, policy: Box<dyn Policy>) -> Registry {
+        let declaration = policy.declaration();
+        assert!(
+            self.declarations.iter().all(|d| d.name != declaration.name),
+            "a policy named {} is already registered",
+            declaration.name
+        );
+        self.declarations.push(declaration);
+        self.policies.push(policy);
+        self.begun.push(false);
+        self
+    }
+
+    pub fn declarations(&self) -> &[Declaration] {
+        &self.declarations
+    }
+
+    /// The registered policy of type `T`, if any.
+    pub fn get<T: Policy + 'static>(&self) -> Option<&T> {
+        self.policies
+            .iter()
+            .find_map(|policy| (**policy).as_any().downcast_ref::<T>())
+    }
+
+    /// Tells every policy what happened.
+    pub(crate) fn observe(
+        &mut self,
+        state: &ClusterState,
+        settings: &Settings,
+        observation: &Observation,
+    ) {
+        for (index, policy) in self.policies.iter_mut().enumerate() {
+            let context = Context {
+                state,
+                settings,
+                keys: settings.policy_keys(index),
+                index,
+            };
+            policy.observe(&context, observation);
+        }
+    }
+
+    /// The plan for this offer, and the apps whose wait tripped the starvation guard.
+    pub(crate) fn plan(
+        &mut self,
+        state: &ClusterState,
+        settings: &Settings,
+        offer: &Offer,
+    ) -> (Plan, Vec<AppId>) {
+        let mut plan = Plan {
+            queues: Vec::with_capacity(state.candidates_by_queue().len()),
+        };
+        let mut starved_apps = Vec::new();
+        // One buffer for every queue's candidates.
+        let mut candidates: Vec<Candidate> = Vec::new();
+        // Queues in name order, each one's jobs by arrival: ties between categories are broken
+        // by job arrival (ShuffleWatcher §3.1).
+        for (queue, listed) in state.candidates_by_queue() {
+            let setup = settings.queue_policy(queue);
+            let index = setup.policy;
+            if !self.declarations[index].steers {
+                continue;
+            }
+            candidates.clear();
+            candidates.extend(listed.map(|(_, id, app)| Candidate { id, app }));
+            let mut entries = Vec::new();
+            for candidate in &candidates {
+                let waited = candidate
+                    .app
+                    .waiting_since_ms
+                    .map_or(0, |since| offer.now_ms.saturating_sub(since));
+                if waited > settings.starvation_guard_ms {
+                    starved_apps.push(candidate.id.clone());
+                    entries.extend(all_asks(candidate, "starvation-guard"));
+                }
+            }
+            let context = Context {
+                state,
+                settings,
+                keys: settings.policy_keys(index),
+                index,
+            };
+            let policy = &mut self.policies[index];
+            if !std::mem::replace(&mut self.begun[index], true) {
+                policy.begin_offer(&context, offer);
+            }
+            let turn = Turn {
+                context,
+                queue,
+                candidates: &candidates,
+                params: &setup.values,
+                offer,
+                starved: !entries.is_empty(),
+            };
+            policy.rank(&turn, &mut entries);
+            plan.queues.push(QueuePlan {
+                queue: Arc::clone(queue),
+                steered: candidates.iter().map(|c| c.id.clone()).collect(),
+                entries,
+            });
+        }
+        for (policy, begun) in self.policies.iter_mut().zip(&mut self.begun) {
+            policy.end_offer();
+            *begun = false;
+        }
+        (plan, starved_apps)
+    }
+
+    /// Every policy's queue weights for this offer.
+    pub(crate) fn queue_weights(
+        &mut self,
+        state: &ClusterState,
+        settings: &Settings,
+        now_ms: u64,
+    ) -> Vec<QueueWeight> {
+        let mut weights = Vec::new();
+        for (index, policy) in self.policies.iter_mut().enumerate() {
+            let context = Context {
+                state,
+                settings,
+                keys: settings.policy_keys(index),
+                index,
+            };
+            weights.extend(policy.queue_weights(&context, now_ms));
+        }
+        weights
     }
 }
 

@@ -4,6 +4,8 @@
 //! make one offer.
 #![allow(dead_code)] // each suite uses a different part of it
 
+use rackwise_core::policy::nas::Nas;
+use rackwise_core::policy::shufflewatcher::{JobPlacement, ShuffleWatcher};
 use rackwise_core::protocol::*;
 use rackwise_core::Engine;
 
@@ -25,6 +27,19 @@ pub struct TestEnv {
 }
 
 impl TestEnv {
+    /// NAS's memory.
+    pub fn nas_memory(&self) -> &Nas {
+        self.engine.policy::<Nas>().expect("nas is built in")
+    }
+
+    /// ShuffleWatcher's SAMP and SARP decisions for a job.
+    pub fn sw_job(&self, app: &str) -> Option<&JobPlacement> {
+        self.engine
+            .policy::<ShuffleWatcher>()
+            .expect("shufflewatcher is built in")
+            .job(&AppId(app.into()))
+    }
+
     pub fn new(racks: u32, nodes_per_rack: u32, settings: &[(&str, &str)]) -> TestEnv {
         Self::with_queue(racks, nodes_per_rack, settings, &[])
     }
@@ -198,7 +213,7 @@ impl TestEnv {
                 utilization: None,
             },
         };
-        self.engine.offer(&request)
+        self.engine.offer(request)
     }
 }
 

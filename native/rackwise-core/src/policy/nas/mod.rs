@@ -45,21 +45,164 @@
 //!   The predictor assumes a job's maps have the same input, so the share of its finished maps
 //!   on a rack is its MapOutputPortion there; before any map finished it is spread evenly.
 
-use super::{Candidate, Offer};
+use crate::mapreduce::{TaskKind, RERUN_MAP_PRIORITY};
+use crate::policy::{Candidate, Context, Offer, Policy, Turn};
 use crate::predictor::RatioSource;
-use crate::protocol::{AppId, Ask, Event, Locality, PlanEntry, RackName, Resources, TaskKind};
-use crate::settings::{NasQueueSettings, Settings};
-use crate::state::{App, ClusterState, Node};
+use crate::protocol::{AppId, Ask, Locality, PlanEntry, Resources};
+use crate::settings::{Declaration, Param, ParamProblem, ParamValues, Settings};
+use crate::state::{App, ClusterState, Node, Observation};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
-/// MapReduce's priority for a map re-run after a fetch failure (`PRIORITY_FAST_FAIL_MAP`).
-const RERUN_MAP_PRIORITY: i32 = 5;
+const SHUFFLE_LIGHT_MB: &str = "shuffleLightMb";
+const SHUFFLE_HEAVY_MB: &str = "shuffleHeavyMb";
+const SMALL_INPUT_MB: &str = "smallInputMb";
+const MAX_WAIT_MS: &str = "maxWaitMs";
+const MAX_SKIPS: &str = "maxSkips";
 
-/// What NAS remembers between offers; advanced only by events and offers (their `now_ms`).
+/// The `<rackwise>` elements of a `nas` queue.
+const QUEUE_PARAMS: &[Param] = &[
+    Param::number(
+        SHUFFLE_LIGHT_MB,
+        1.0,
+        (0.0, true),
+        1.0e9,
+        "predicted job shuffle in MiB below which a job is shuffle-light (at most shuffleHeavyMb)",
+    ),
+    Param::number(
+        SHUFFLE_HEAVY_MB,
+        100.0,
+        (0.0, true),
+        1.0e9,
+        "predicted job shuffle in MiB above which a job is shuffle-heavy",
+    ),
+    Param::number(
+        SMALL_INPUT_MB,
+        10.0,
+        (0.0, true),
+        1.0e9,
+        "job input in MiB below which MTS treats a job as small-input",
+    ),
+    Param::number(
+        MAX_WAIT_MS,
+        5_000.0,
+        (0.0, false),
+        3_600_000.0,
+        "how long MTS and CR-RTS may skip a user before relaxing their preference",
+    ),
+    Param::whole(
+        MAX_SKIPS,
+        0.0,
+        0.0,
+        1.0e6,
+        "skip count bound used instead of maxWaitMs when above 0 (the paper's D^m = D^r)",
+    ),
+];
+
+const TRAFFIC_THRESHOLD_MB: &str = "yarn.scheduler.rackwise.nas.traffic-threshold-mb";
+const THRESHOLD_INTERVAL_MS: &str = "yarn.scheduler.rackwise.nas.traffic-threshold-interval-ms";
+const CONTAINERS_PER_NODE: &str = "yarn.scheduler.rackwise.nas.containers-per-node";
+
+/// NAS's yarn-site keys: how the per-node TrafficThreshold is obtained.
+const CLUSTER_PARAMS: &[Param] = &[
+    Param::number(
+        TRAFFIC_THRESHOLD_MB,
+        0.0,
+        (0.0, false),
+        1.0e9,
+        "NAS per-node TrafficThreshold in MiB set by the operator; 0 = computed as \
+         m * sum(S_i) / sum(K_i) over the active jobs (the paper lets operators override it)",
+    ),
+    Param::number(
+        THRESHOLD_INTERVAL_MS,
+        5_000.0,
+        (0.0, false),
+        3_600_000.0,
+        "how often NAS recomputes the TrafficThreshold from the active jobs; 0 = every offer",
+    ),
+    Param::number(
+        CONTAINERS_PER_NODE,
+        0.0,
+        (0.0, false),
+        100_000.0,
+        "m of the TrafficThreshold, containers per node; 0 = each node's capacity divided by \
+         the mean map container size of the active jobs",
+    ),
+];
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// A NAS queue's job classes and skip bound.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// A job whose predicted shuffle is below this is shuffle-light (paper: 1 MB).
+    pub light_below_bytes: f64,
+    /// A job whose predicted shuffle is above this is shuffle-heavy (paper: 100 MB); between
+    /// the two it is shuffle-medium.
+    pub heavy_above_bytes: f64,
+    /// A job whose input is below this is a small-input job (paper: 10 MB).
+    pub small_input_below_bytes: f64,
+    /// How long MTS and CR-RTS may skip a user before relaxing (paper, real cluster: 5 s).
+    pub max_wait_ms: u64,
+    /// When > 0, skip this many offers instead of waiting `max_wait_ms` (paper's D^m = D^r).
+    pub max_skips: u32,
+}
+
+impl Params {
+    pub fn of(values: &ParamValues) -> Params {
+        Params {
+            light_below_bytes: values.number(SHUFFLE_LIGHT_MB) * MIB,
+            heavy_above_bytes: values.number(SHUFFLE_HEAVY_MB) * MIB,
+            small_input_below_bytes: values.number(SMALL_INPUT_MB) * MIB,
+            max_wait_ms: values.number(MAX_WAIT_MS) as u64,
+            max_skips: values.number(MAX_SKIPS) as u32,
+        }
+    }
+}
+
+/// NAS's light and heavy bounds must leave medium a (possibly empty) range.
+fn check_bounds(values: &ParamValues) -> Vec<ParamProblem> {
+    let params = Params::of(values);
+    if params.light_below_bytes > params.heavy_above_bytes {
+        return vec![ParamProblem {
+            element: SHUFFLE_LIGHT_MB,
+            reason: format!(
+                "must not exceed <{SHUFFLE_HEAVY_MB}> ({} MiB): a light job cannot shuffle more \
+                 than a heavy one",
+                params.heavy_above_bytes / MIB
+            ),
+        }];
+    }
+    Vec::new()
+}
+
+/// Cluster-wide NAS settings: how the per-node TrafficThreshold is obtained.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Keys {
+    /// The operator's TrafficThreshold in bytes, replacing the computed one.
+    pub traffic_threshold_bytes: Option<f64>,
+    pub threshold_interval_ms: u64,
+    /// The operator's m; `None` derives it per node.
+    pub containers_per_node: Option<u32>,
+}
+
+impl Keys {
+    pub fn of(values: &ParamValues) -> Keys {
+        let threshold_mb = values.number(TRAFFIC_THRESHOLD_MB);
+        let containers = values.number(CONTAINERS_PER_NODE) as u32;
+        Keys {
+            traffic_threshold_bytes: (threshold_mb > 0.0).then_some(threshold_mb * MIB),
+            threshold_interval_ms: values.number(THRESHOLD_INTERVAL_MS) as u64,
+            containers_per_node: (containers > 0).then_some(containers),
+        }
+    }
+}
+
+/// What NAS remembers between offers; advanced only by observations and offers (their
+/// `now_ms`).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct NasState {
+pub struct Nas {
     /// The skips of the queues ("users") that MTS or CR-RTS is skipping, in name order: the
     /// order in which every offer plans the queues, so an offer walks this alongside them and
     /// finds each queue's skips without a search by name.
@@ -70,11 +213,9 @@ pub struct NasState {
     planned_skips: Vec<QueueSkips>,
     /// Reduces of each job that CR-RTS held back and that have not been placed since.
     delayed_reduces: BTreeMap<AppId, u32>,
-    /// Reduces of each job placed on each rack, for ReduceNum.
-    reduces_placed: BTreeMap<AppId, BTreeMap<RackName, u32>>,
-    /// Racks on which CR-RTS told MTS to hold heavy and medium maps.
-    held_racks: BTreeSet<RackName>,
     threshold: Option<ThresholdSnapshot>,
+    /// The offered node's budget, set when the offer's first NAS queue is planned.
+    budget: Option<NodeBudget>,
 }
 
 /// One queue's skips, kept while either counts (if events end both, the next offer drops it).
@@ -172,7 +313,7 @@ fn predict(app: &App, settings: &Settings) -> Prediction {
     }
 }
 
-fn classify(prediction: &Prediction, nas: &NasQueueSettings) -> Class {
+fn classify(prediction: &Prediction, nas: &Params) -> Class {
     if prediction.shuffle_bytes < nas.light_below_bytes {
         Class::Light
     } else if prediction.shuffle_bytes > nas.heavy_above_bytes {
@@ -209,8 +350,8 @@ impl ThresholdSnapshot {
     }
 
     /// `m`: the operator's, else how many typical map containers fit the node (at least one).
-    fn containers_on(&self, node: &Node, settings: &Settings) -> f64 {
-        if let Some(m) = settings.nas.containers_per_node {
+    fn containers_on(&self, node: &Node, keys: &Keys) -> f64 {
+        if let Some(m) = keys.containers_per_node {
             return f64::from(m);
         }
         let Some(container) = self.map_container else {
@@ -229,11 +370,9 @@ impl ThresholdSnapshot {
     }
 
     /// TrafficThreshold of `node`: the operator's, else `m · ΣS_i / ΣK_i`.
-    pub fn threshold_bytes(&self, node: &Node, settings: &Settings) -> f64 {
-        settings
-            .nas
-            .traffic_threshold_bytes
-            .unwrap_or_else(|| self.containers_on(node, settings) * self.output_per_map_bytes)
+    pub fn threshold_bytes(&self, node: &Node, keys: &Keys) -> f64 {
+        keys.traffic_threshold_bytes
+            .unwrap_or_else(|| self.containers_on(node, keys) * self.output_per_map_bytes)
     }
 }
 
@@ -249,22 +388,21 @@ fn reduce_asks(app: &App) -> impl Iterator<Item = &Ask> {
         .filter(|ask| TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Reduce)
 }
 
-impl NasState {
+impl Nas {
     /// Follows what the RM did: a node-local map ends its queue's map skips, a reduce its
     /// queue's reduce skips and one of its job's delayed reduces.
-    pub fn observe(&mut self, event: &Event, state: &ClusterState) {
-        match event {
-            Event::ContainerAllocated {
+    fn follow(&mut self, state: &ClusterState, observation: &Observation) {
+        match observation {
+            Observation::TaskStarted {
                 app,
-                node,
-                priority,
+                kind,
                 locality,
                 ..
             } => {
                 let Some(known) = state.apps.get(app) else {
                     return;
                 };
-                match TaskKind::of_mapreduce_priority(*priority) {
+                match kind {
                     TaskKind::Map if *locality == Locality::NodeLocal => {
                         if let Some(skips) = self.skips_mut(&known.queue) {
                             skips.map = None;
@@ -280,21 +418,12 @@ impl NasState {
                                 self.delayed_reduces.remove(app);
                             }
                         }
-                        if let Some(node) = state.nodes.get(node) {
-                            *self
-                                .reduces_placed
-                                .entry(app.clone())
-                                .or_default()
-                                .entry(node.rack.clone())
-                                .or_insert(0) += 1;
-                        }
                     }
                     _ => {}
                 }
             }
-            Event::AppRemoved { app } => {
+            Observation::AppRemoved { app } => {
                 self.delayed_reduces.remove(app);
-                self.reduces_placed.remove(app);
             }
             _ => {}
         }
@@ -302,17 +431,18 @@ impl NasState {
 
     /// The offered node's budget, refreshing TrafficThreshold when due, and the dispatcher's
     /// record of whether the rack is congested (the hold CR-RTS places on MTS).
-    pub(super) fn begin_offer(
+    fn budget(
         &mut self,
         state: &ClusterState,
         settings: &Settings,
+        keys: &Keys,
         offer: &Offer,
     ) -> NodeBudget {
         let snapshot = match self.threshold {
             Some(snapshot)
                 if snapshot.map_container.is_some()
                     && offer.now_ms.saturating_sub(snapshot.computed_ms)
-                        < settings.nas.threshold_interval_ms =>
+                        < keys.threshold_interval_ms =>
             {
                 snapshot
             }
@@ -323,7 +453,7 @@ impl NasState {
                 snapshot
             }
         };
-        let threshold_bytes = snapshot.threshold_bytes(offer.node, settings);
+        let threshold_bytes = snapshot.threshold_bytes(offer.node, keys);
         let running_output: f64 = state
             .containers_on(offer.node_id)
             .filter(|(_, _, kind)| *kind == TaskKind::Map)
@@ -331,24 +461,12 @@ impl NasState {
             .map(|app| predict(app, settings).task_output_bytes)
             .sum();
 
-        let congested = offer.rack_saturated;
-        if congested {
-            if self.held_racks.insert(offer.rack.clone()) {
-                log::debug!(
-                    "rack {} congested: CR-RTS for reduces, heavy and medium maps held",
-                    offer.rack.0
-                );
-            }
-        } else if self.held_racks.remove(offer.rack) {
-            log::debug!(
-                "rack {} no longer congested: CA-RTS, maps released",
-                offer.rack.0
-            );
-        }
+        // The offered rack's congestion is the dispatcher's switch: CR-RTS for reduces, and
+        // MTS holds heavy and medium maps, for as long as it lasts.
         NodeBudget {
             threshold_bytes,
             available_bytes: threshold_bytes - running_output,
-            congested,
+            congested: offer.rack_saturated,
         }
     }
 
@@ -384,14 +502,6 @@ impl NasState {
         self.skips.iter_mut().find(|skips| &*skips.queue == queue)
     }
 
-    /// Keeps only the skips of the queues planned in this offer: those of a queue not planned
-    /// (nothing pending, or no longer `nas`) are forgotten, so a later wait starts afresh.
-    pub(super) fn end_offer(&mut self) {
-        std::mem::swap(&mut self.skips, &mut self.planned_skips);
-        self.planned_skips.clear();
-        self.skips_walked = 0;
-    }
-
     /// The TrafficThreshold inputs last computed.
     pub fn threshold(&self) -> Option<ThresholdSnapshot> {
         self.threshold
@@ -410,10 +520,53 @@ impl NasState {
     pub fn delayed_reduces(&self, app: &AppId) -> u32 {
         self.delayed_reduces.get(app).copied().unwrap_or(0)
     }
+}
 
-    /// Whether MTS holds heavy and medium maps on `rack`.
-    pub fn holds(&self, rack: &RackName) -> bool {
-        self.held_racks.contains(rack)
+impl Policy for Nas {
+    fn declaration(&self) -> Declaration {
+        Declaration {
+            name: "nas",
+            queue_params: QUEUE_PARAMS,
+            cluster_params: CLUSTER_PARAMS,
+            check: check_bounds,
+            steers: true,
+        }
+    }
+
+    fn observe(&mut self, context: &Context, observation: &Observation) {
+        self.follow(context.state, observation);
+    }
+
+    /// The offered node's budget, refreshing TrafficThreshold when due.
+    fn begin_offer(&mut self, context: &Context, offer: &Offer) {
+        let keys = Keys::of(context.keys);
+        self.budget = Some(self.budget(context.state, context.settings, &keys, offer));
+    }
+
+    fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {
+        let Some(budget) = self.budget else {
+            return;
+        };
+        let params = Params::of(turn.params);
+        let user = UserTurn {
+            candidates: turn.candidates,
+            queue: turn.queue,
+            params: &params,
+            settings: turn.context.settings,
+            state: turn.context.state,
+            budget,
+            offer: turn.offer,
+        };
+        rank(&user, self, entries);
+    }
+
+    /// Keeps only the skips of the queues planned in this offer: those of a queue not planned
+    /// (nothing pending, or no longer `nas`) are forgotten, so a later wait starts afresh.
+    fn end_offer(&mut self) {
+        std::mem::swap(&mut self.skips, &mut self.planned_skips);
+        self.planned_skips.clear();
+        self.skips_walked = 0;
+        self.budget = None;
     }
 }
 
@@ -424,7 +577,7 @@ impl NasState {
 fn relaxed_else_skip(
     skips: &mut Option<Skips>,
     queue: &str,
-    params: &NasQueueSettings,
+    params: &Params,
     now_ms: u64,
     what: &str,
     skipped: bool,
@@ -506,11 +659,11 @@ impl MapTask<'_> {
 }
 
 /// One steered queue ("user") on one offer: what the three algorithms read.
-pub(super) struct Turn<'a> {
+struct UserTurn<'a> {
     /// The queue's jobs, by arrival.
     pub candidates: &'a [Candidate<'a>],
     pub queue: &'a Arc<str>,
-    pub params: &'a NasQueueSettings,
+    pub params: &'a Params,
     pub settings: &'a Settings,
     pub state: &'a ClusterState,
     pub budget: NodeBudget,
@@ -518,7 +671,7 @@ pub(super) struct Turn<'a> {
 }
 
 /// Appends NAS's ranking of one queue's jobs for this offer to `entries`.
-pub(super) fn rank(turn: &Turn, nas: &mut NasState, entries: &mut Vec<PlanEntry>) {
+fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
     // A delay tag covers at most the reduces the job still has pending.
     for candidate in turn.candidates {
         let pending = candidate.app.pending(TaskKind::Reduce);
@@ -542,15 +695,15 @@ pub(super) fn rank(turn: &Turn, nas: &mut NasState, entries: &mut Vec<PlanEntry>
     entries[ranked..].sort_by_key(
         |entry| match TaskKind::of_mapreduce_priority(entry.priority) {
             TaskKind::Reduce => 1,
-            _ if entry.priority.0 == RERUN_MAP_PRIORITY => 0,
+            _ if entry.priority == RERUN_MAP_PRIORITY => 0,
             _ => 2,
         },
     );
 }
 
 /// Algorithm 2 for one user, with its map skips.
-fn mts(turn: &Turn, skips: &mut Option<Skips>, out: &mut Vec<PlanEntry>) {
-    let Turn {
+fn mts(turn: &UserTurn, skips: &mut Option<Skips>, out: &mut Vec<PlanEntry>) {
+    let UserTurn {
         candidates,
         queue,
         params,
@@ -559,8 +712,7 @@ fn mts(turn: &Turn, skips: &mut Option<Skips>, out: &mut Vec<PlanEntry>) {
         offer,
         ..
     } = *turn;
-    // `begin_offer` has just held the offered rack exactly if it is congested: no need to
-    // look the rack up in `held_racks` for every user.
+    // Heavy and medium maps are held while the offered rack is congested.
     let held = budget.congested;
     // The user's map asks as MTS sees them on this offer. Most offers only learn that none is
     // data-local and qualified and skip the user, so they are collected only past that.
@@ -692,7 +844,7 @@ impl ReduceJob<'_> {
 /// than once.
 fn reduce_jobs<'a>(
     candidates: &'a [Candidate<'a>],
-    params: &'a NasQueueSettings,
+    params: &'a Params,
     settings: &'a Settings,
 ) -> impl Iterator<Item = ReduceJob<'a>> + 'a {
     candidates.iter().flat_map(move |candidate| {
@@ -707,8 +859,8 @@ fn reduce_jobs<'a>(
 }
 
 /// Algorithm 4 for one user, on a congested rack, with its reduce skips.
-fn cr_rts(turn: &Turn, nas: &mut NasState, skips: &mut Option<Skips>, out: &mut Vec<PlanEntry>) {
-    let Turn {
+fn cr_rts(turn: &UserTurn, nas: &mut Nas, skips: &mut Option<Skips>, out: &mut Vec<PlanEntry>) {
+    let UserTurn {
         candidates,
         queue,
         params,
@@ -751,8 +903,8 @@ fn cr_rts(turn: &Turn, nas: &mut NasState, skips: &mut Option<Skips>, out: &mut 
 }
 
 /// Algorithm 3 for one user, on an uncongested rack.
-fn ca_rts(turn: &Turn, nas: &NasState, out: &mut Vec<PlanEntry>) {
-    let Turn {
+fn ca_rts(turn: &UserTurn, nas: &Nas, out: &mut Vec<PlanEntry>) {
+    let UserTurn {
         candidates,
         params,
         settings,
@@ -770,12 +922,7 @@ fn ca_rts(turn: &Turn, nas: &NasState, out: &mut Vec<PlanEntry>) {
                 .job
                 .map_output_share_on(offer.rack)
                 .unwrap_or(1.0 / racks);
-            let placed = nas
-                .reduces_placed
-                .get(id)
-                .and_then(|by_rack| by_rack.get(offer.rack))
-                .copied()
-                .unwrap_or(0);
+            let placed = app.job.reduces_on(offer.rack);
             let reached = f64::from(placed) >= total * portion;
             let category = match (reached, job.class) {
                 (false, Class::Heavy) => 0,

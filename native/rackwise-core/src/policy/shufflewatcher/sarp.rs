@@ -6,6 +6,7 @@
 //! split is kept as shares so the quota counts always sum to the job's reduce count, even when
 //! that count becomes known only later (largest-remainder rounding, ambiguity 7).
 
+use super::samp::SampChoice;
 use crate::protocol::RackName;
 use crate::state::Job;
 use std::cmp::Ordering;
@@ -14,6 +15,7 @@ use std::collections::BTreeMap;
 /// The per-rack share of a job's reduces, or `None` when nothing says where its output is.
 pub fn reduce_shares(
     job: &Job,
+    samp: Option<&SampChoice>,
     known_maps: u32,
     map_completion_threshold: f64,
 ) -> Option<BTreeMap<RackName, f64>> {
@@ -31,7 +33,35 @@ pub fn reduce_shares(
                 .collect(),
         );
     }
-    job.samp.as_ref().map(|samp| samp.tentative_shares.clone())
+    samp.map(|samp| samp.tentative_shares.clone())
+}
+
+/// Where a shuffle-heavy job's reduces stand against their SARP quota on one rack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QuotaState {
+    /// SARP had nothing to go on: the job's reduces are not constrained.
+    NoQuota,
+    Under,
+    Used,
+}
+
+/// The job's reduces placed on `rack` against its SARP quota there; the quotas are the shares
+/// apportioned over the reduces known now, so they always sum to that count.
+pub fn reduce_quota(
+    job: &Job,
+    shares: Option<&BTreeMap<RackName, f64>>,
+    rack: &RackName,
+    pending_reduces: u32,
+) -> QuotaState {
+    let Some(shares) = shares else {
+        return QuotaState::NoQuota;
+    };
+    let quota = apportioned(job.known_reduces(pending_reduces), shares, rack);
+    if job.reduces_on(rack) < quota {
+        QuotaState::Under
+    } else {
+        QuotaState::Used
+    }
 }
 
 /// Splits `total` into whole counts proportional to `shares` that sum to `total` (see

@@ -17,10 +17,11 @@
 //!   earlier window's jobs are ranked, whole, before a later window's, overriding the
 //!   categories (a 10-minute-old job's remote map beats a new job's local one).
 
-use super::{Candidate, Offer};
-use crate::protocol::{Ask, Locality, PlanEntry, TaskKind};
-use crate::settings::QueuePolicy;
-use crate::state::QuotaState;
+use super::sarp::{self, QuotaState};
+use super::{JobPlacement, Params};
+use crate::mapreduce::TaskKind;
+use crate::policy::{Candidate, Offer};
+use crate::protocol::{Ask, Locality, PlanEntry};
 use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,8 +104,9 @@ impl Category {
     fn admits(
         self,
         candidate: &Candidate,
+        placement: Option<&JobPlacement>,
         ask: &Ask,
-        policy: &QueuePolicy,
+        policy: &Params,
         offer: &Offer,
     ) -> &'static [Locality] {
         const LOCAL_FIRST: &[Locality] = &[
@@ -120,16 +122,18 @@ impl Category {
         let kind = TaskKind::of_mapreduce_priority(ask.priority);
         let heavy = app.job.estimate.ratio > policy.shuffle_heavy_ratio;
         let quota = || {
-            app.job
-                .reduce_quota(offer.rack, app.pending(TaskKind::Reduce))
+            sarp::reduce_quota(
+                &app.job,
+                placement.and_then(|p| p.reduce_shares.as_ref()),
+                offer.rack,
+                app.pending(TaskKind::Reduce),
+            )
         };
         let admitted = match self {
             Category::PreferredRackMaps => {
                 kind == TaskKind::Map
-                    && app
-                        .job
-                        .samp
-                        .as_ref()
+                    && placement
+                        .and_then(|p| p.samp.as_ref())
                         .is_some_and(|samp| samp.preferred.contains(offer.rack))
             }
             Category::NodeLocalMaps => {
@@ -168,7 +172,8 @@ impl Category {
 /// first), so each starvation window's jobs are one run of them, earlier windows first.
 pub(super) fn rank(
     candidates: &[Candidate],
-    policy: &QueuePolicy,
+    placements: &[Option<&JobPlacement>],
+    policy: &Params,
     offer: &Offer,
     entries: &mut Vec<PlanEntry>,
 ) -> bool {
@@ -192,12 +197,13 @@ pub(super) fn rank(
         for category in order {
             admitted.clear();
             for (position, candidate) in (window_start..).zip(in_window) {
+                let placement = placements[position];
                 for ask in candidate.app.asks.values() {
                     admitted.push((
                         position,
                         candidate,
                         ask,
-                        category.admits(candidate, ask, policy, offer),
+                        category.admits(candidate, placement, ask, policy, offer),
                     ));
                 }
             }

@@ -1,0 +1,142 @@
+//! The one registry of Rackwise settings. The shim hands over raw strings; this module parses
+//! and validates them against the declared parameters (the core's keys in [`cluster`], each
+//! policy's in its [`Declaration`]) and reports every problem at once, each naming the file,
+//! queue, key or element, the value and the reason.
+
+pub mod cluster;
+pub mod params;
+pub mod queues;
+
+use crate::error::{ConfigProblem, CoreError};
+use crate::protocol::{EngineConfig, RackName};
+pub use cluster::{LoadSource, NetSatSettings, CONGESTION_THRESHOLD, CORE_KEYS, KEY_PREFIX};
+pub use params::{Declaration, Param, ParamKind, ParamProblem, ParamValues, Value};
+pub use queues::QueueSetup;
+use std::collections::BTreeMap;
+
+/// Every validated setting the engine runs with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub netsat: NetSatSettings,
+    pub starvation_guard_ms: u64,
+    pub default_map_input_bytes: u64,
+    pub max_hint_ratio: f64,
+    /// Each policy's name and own yarn-site keys, by its position in the registry.
+    policy_keys: Vec<(&'static str, ParamValues)>,
+    /// Queues with a `<rackwise>` element; others inherit from their nearest ancestor.
+    queues: BTreeMap<String, QueueSetup>,
+    /// The setup of a queue no `<rackwise>` element reaches: left to FairScheduler.
+    unsteered: QueueSetup,
+}
+
+impl Settings {
+    /// Validates a whole configuration against the policies' declarations (in registry
+    /// order); on any problem, returns all of them.
+    pub fn from_config(
+        config: &EngineConfig,
+        declarations: &[Declaration],
+    ) -> Result<Settings, CoreError> {
+        let mut problems = Vec::new();
+        let keys = &config.settings;
+        let raw = |name: &str| keys.get(name).map(String::as_str);
+        let named = |name: &str| name.to_string();
+        let core = ParamValues::parse(CORE_KEYS, raw, &named, &mut problems);
+        let policy_keys: Vec<(&'static str, ParamValues)> = declarations
+            .iter()
+            .map(|d| {
+                let keys = ParamValues::parse(d.cluster_params, raw, &named, &mut problems);
+                (d.name, keys)
+            })
+            .collect();
+
+        let uplink = CORE_KEYS
+            .iter()
+            .find(|p| p.name == cluster::RACK_UPLINK_MBPS)
+            .expect("the rack uplink key is declared");
+        let mut uplink_mbps = BTreeMap::new();
+        let rack_prefix = format!("{}.", uplink.name);
+        let known = |key: &str| {
+            CORE_KEYS
+                .iter()
+                .chain(declarations.iter().flat_map(|d| d.cluster_params))
+                .any(|p| p.name == key)
+        };
+        for (key, raw) in keys {
+            if let Some(rack) = key.strip_prefix(&rack_prefix) {
+                match uplink.parse(raw) {
+                    Ok(Value::Number(value)) => {
+                        uplink_mbps.insert(RackName(rack.into()), value);
+                    }
+                    Ok(_) => {}
+                    Err(reason) => problems.push(ConfigProblem {
+                        element: key.clone(),
+                        value: raw.clone(),
+                        reason,
+                    }),
+                }
+            } else if !known(key) {
+                log::warn!(
+                    "unknown setting {key}={raw} is ignored; Rackwise core keys are: {}",
+                    CORE_KEYS
+                        .iter()
+                        .chain(declarations.iter().flat_map(|d| d.cluster_params))
+                        .map(|k| k.name)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+            }
+        }
+
+        let queues =
+            queues::parse_queues(&config.source, &config.queues, declarations, &mut problems);
+        if !problems.is_empty() {
+            return Err(CoreError::Config(problems));
+        }
+        let unsteered = declarations
+            .iter()
+            .position(|d| !d.steers)
+            .unwrap_or_default();
+        Ok(Settings {
+            netsat: cluster::netsat_settings(&core, uplink_mbps),
+            starvation_guard_ms: core.number(cluster::STARVATION_GUARD_MS) as u64,
+            default_map_input_bytes: (core.number(cluster::DEFAULT_MAP_INPUT_MB) * 1024.0 * 1024.0)
+                as u64,
+            max_hint_ratio: core.number(cluster::MAX_HINT_RATIO),
+            policy_keys,
+            queues,
+            unsteered: QueueSetup {
+                policy: unsteered,
+                policy_name: declarations.get(unsteered).map_or("", |d| d.name),
+                values: ParamValues::defaults(&[]),
+            },
+        })
+    }
+
+    /// The policy of a queue: its own `<rackwise>` element, else its nearest ancestor's, else
+    /// none. Queues created at run time (e.g. `root.users.alice`) inherit from their parent.
+    pub fn queue_policy(&self, queue: &str) -> &QueueSetup {
+        let mut path = queue;
+        loop {
+            if let Some(setup) = self.queues.get(path) {
+                return setup;
+            }
+            match path.rfind('.') {
+                Some(dot) => path = &path[..dot],
+                None => return &self.unsteered,
+            }
+        }
+    }
+
+    /// The yarn-site keys of the policy at `index` in the registry.
+    pub fn policy_keys(&self, index: usize) -> &ParamValues {
+        &self.policy_keys[index].1
+    }
+
+    /// The yarn-site keys of the policy named `policy`.
+    pub fn keys_of(&self, policy: &str) -> Option<&ParamValues> {
+        self.policy_keys
+            .iter()
+            .find(|(name, _)| *name == policy)
+            .map(|(_, keys)| keys)
+    }
+}

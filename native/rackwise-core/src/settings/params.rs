@@ -1,0 +1,394 @@
+//! Parameters declared as data: a name, a type with its bounds, a default and one doc line.
+//!
+//! Every setting Rackwise reads (the core's yarn-site keys, each policy's `<rackwise>` children
+//! and its own yarn-site keys) is one [`Param`]. Parsing, validation, the error messages and the
+//! README's configuration tables all derive from these declarations, so none of them can drift
+//! from what the code reads.
+
+use crate::error::ConfigProblem;
+
+/// One declared setting.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Param {
+    /// The `<rackwise>` child element, or the full yarn-site key.
+    pub name: &'static str,
+    pub kind: ParamKind,
+    /// One line for the error messages and the README.
+    pub doc: &'static str,
+}
+
+/// What values a parameter takes, with its default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ParamKind {
+    /// A number in `[min, max]`, or `(min, max]` when `min_exclusive`; `whole` refuses fractions.
+    Number {
+        default: f64,
+        min: f64,
+        min_exclusive: bool,
+        max: f64,
+        whole: bool,
+    },
+    Bool {
+        default: bool,
+    },
+    /// One of a fixed set of words; `default` is one of them.
+    Word {
+        default: &'static str,
+        words: &'static [&'static str],
+    },
+}
+
+/// A parsed value of a [`Param`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Value {
+    Number(f64),
+    Bool(bool),
+    Word(&'static str),
+}
+
+impl Param {
+    /// A number in `[min, max]` (`(min, max]` with `min_exclusive`), fractions allowed.
+    pub const fn number(
+        name: &'static str,
+        default: f64,
+        (min, min_exclusive): (f64, bool),
+        max: f64,
+        doc: &'static str,
+    ) -> Param {
+        Param {
+            name,
+            kind: ParamKind::Number {
+                default,
+                min,
+                min_exclusive,
+                max,
+                whole: false,
+            },
+            doc,
+        }
+    }
+
+    /// A whole number in `[min, max]`.
+    pub const fn whole(
+        name: &'static str,
+        default: f64,
+        min: f64,
+        max: f64,
+        doc: &'static str,
+    ) -> Param {
+        Param {
+            name,
+            kind: ParamKind::Number {
+                default,
+                min,
+                min_exclusive: false,
+                max,
+                whole: true,
+            },
+            doc,
+        }
+    }
+
+    pub const fn bool(name: &'static str, default: bool, doc: &'static str) -> Param {
+        Param {
+            name,
+            kind: ParamKind::Bool { default },
+            doc,
+        }
+    }
+
+    pub const fn word(
+        name: &'static str,
+        default: &'static str,
+        words: &'static [&'static str],
+        doc: &'static str,
+    ) -> Param {
+        Param {
+            name,
+            kind: ParamKind::Word { default, words },
+            doc,
+        }
+    }
+
+    pub fn default_value(&self) -> Value {
+        match self.kind {
+            ParamKind::Number { default, .. } => Value::Number(default),
+            ParamKind::Bool { default } => Value::Bool(default),
+            ParamKind::Word { default, .. } => Value::Word(default),
+        }
+    }
+
+    /// Parses `raw`; on a bad value, the reason (the caller names the element and the value).
+    pub fn parse(&self, raw: &str) -> Result<Value, String> {
+        let trimmed = raw.trim();
+        match self.kind {
+            ParamKind::Number {
+                min,
+                min_exclusive,
+                max,
+                whole,
+                ..
+            } => {
+                let value = match trimmed.parse::<f64>() {
+                    Ok(v) if v.is_finite() => v,
+                    _ => return Err("is not a number".to_string()),
+                };
+                let below = if min_exclusive {
+                    value <= min
+                } else {
+                    value < min
+                };
+                if below || value > max {
+                    let open = if min_exclusive { "(" } else { "[" };
+                    return Err(format!("is out of range {open}{min}, {max}]: {}", self.doc));
+                }
+                if whole && value.fract() != 0.0 {
+                    return Err(format!("must be a whole number: {}", self.doc));
+                }
+                Ok(Value::Number(value))
+            }
+            ParamKind::Bool { .. } => match trimmed {
+                "true" => Ok(Value::Bool(true)),
+                "false" => Ok(Value::Bool(false)),
+                _ => Err("must be true or false".to_string()),
+            },
+            ParamKind::Word { words, .. } => words
+                .iter()
+                .find(|word| **word == trimmed)
+                .map(|word| Value::Word(word))
+                .ok_or_else(|| format!("must be {}", alternatives(words))),
+        }
+    }
+
+    /// The values column of the README's tables.
+    pub fn values_text(&self) -> String {
+        match self.kind {
+            ParamKind::Number {
+                min,
+                min_exclusive,
+                max,
+                whole,
+                ..
+            } => {
+                let open = if min_exclusive { "(" } else { "[" };
+                let what = if whole { "whole number" } else { "number" };
+                format!("{what} in {open}{min}, {max}]")
+            }
+            ParamKind::Bool { .. } => "`true`, `false`".to_string(),
+            ParamKind::Word { words, .. } => words
+                .iter()
+                .map(|w| format!("`{w}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        }
+    }
+
+    /// The default column of the README's tables.
+    pub fn default_text(&self) -> String {
+        match self.kind {
+            ParamKind::Number { default, .. } => format!("{default}"),
+            ParamKind::Bool { default } => format!("{default}"),
+            ParamKind::Word { default, .. } => default.to_string(),
+        }
+    }
+}
+
+/// `a or b`, `a, b or c`.
+fn alternatives(words: &[&str]) -> String {
+    match words.split_last() {
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+/// The parsed values of a list of declared parameters: each one's value, or its default.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParamValues {
+    params: &'static [Param],
+    values: Vec<Value>,
+}
+
+impl ParamValues {
+    /// Every parameter at its default.
+    pub fn defaults(params: &'static [Param]) -> ParamValues {
+        ParamValues {
+            params,
+            values: params.iter().map(Param::default_value).collect(),
+        }
+    }
+
+    /// Parses the raw values given (by name) for `params`, reporting each bad one as a problem
+    /// named by `element(name)`; a bad or missing value takes its default. Names that are not
+    /// among `params` are the caller's business.
+    pub fn parse<'a>(
+        params: &'static [Param],
+        raw: impl Fn(&str) -> Option<&'a str>,
+        element: &dyn Fn(&str) -> String,
+        problems: &mut Vec<ConfigProblem>,
+    ) -> ParamValues {
+        let mut parsed = ParamValues::defaults(params);
+        for (param, value) in params.iter().zip(&mut parsed.values) {
+            let Some(text) = raw(param.name) else {
+                continue;
+            };
+            match param.parse(text) {
+                Ok(v) => *value = v,
+                Err(reason) => problems.push(ConfigProblem {
+                    element: element(param.name),
+                    value: text.to_string(),
+                    reason,
+                }),
+            }
+        }
+        parsed
+    }
+
+    pub fn params(&self) -> &'static [Param] {
+        self.params
+    }
+
+    /// Sets a declared parameter; `false` if `name` is not declared.
+    pub fn set(&mut self, name: &str, value: Value) -> bool {
+        match self.params.iter().position(|p| p.name == name) {
+            Some(i) => {
+                self.values[i] = value;
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn value(&self, name: &str) -> Value {
+        match self.params.iter().position(|p| p.name == name) {
+            Some(i) => self.values[i],
+            None => panic!("parameter {name} is not declared"),
+        }
+    }
+
+    /// A declared number. Panics if `name` is not a declared number: a policy reading a
+    /// parameter it did not declare is a bug caught by its first test.
+    pub fn number(&self, name: &str) -> f64 {
+        match self.value(name) {
+            Value::Number(v) => v,
+            other => panic!("parameter {name} is {other:?}, not a number"),
+        }
+    }
+
+    pub fn bool(&self, name: &str) -> bool {
+        match self.value(name) {
+            Value::Bool(v) => v,
+            other => panic!("parameter {name} is {other:?}, not a bool"),
+        }
+    }
+
+    pub fn word(&self, name: &str) -> &'static str {
+        match self.value(name) {
+            Value::Word(v) => v,
+            other => panic!("parameter {name} is {other:?}, not a word"),
+        }
+    }
+}
+
+/// What the settings know of a policy: the `<policy>` name it answers to and the parameters it
+/// declares. A policy hands this over as data; the settings parse and check everything from it.
+#[derive(Debug, Clone, Copy)]
+pub struct Declaration {
+    pub name: &'static str,
+    /// Children of a queue's `<rackwise>` element.
+    pub queue_params: &'static [Param],
+    /// Cluster-wide yarn-site keys (full names, `yarn.scheduler.rackwise.<policy>.*`).
+    pub cluster_params: &'static [Param],
+    /// Checks between a queue's parameters, past each one's own bounds.
+    pub check: fn(&ParamValues) -> Vec<ParamProblem>,
+    /// `false` for `none`: its queues are left to FairScheduler, so its elements are
+    /// everyone's (a queue can be switched off and on by its `<policy>` alone).
+    pub steers: bool,
+}
+
+/// A problem a policy's [`Declaration::check`] found: which element, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamProblem {
+    pub element: &'static str,
+    pub reason: String,
+}
+
+/// A [`Declaration::check`] that finds nothing.
+pub fn no_check(_: &ParamValues) -> Vec<ParamProblem> {
+    Vec::new()
+}
+
+/// The rows of a README configuration table for `params`: `| name | values | default | doc |`,
+/// names shown as `<name>` for `<rackwise>` elements and without `prefix` for yarn-site keys.
+pub fn table_rows(params: &[Param], element: bool, prefix: &str) -> Vec<String> {
+    params
+        .iter()
+        .map(|p| {
+            let name = if element {
+                format!("`<rackwise><{}>`", p.name)
+            } else {
+                format!("`{}`", p.name.strip_prefix(prefix).unwrap_or(p.name))
+            };
+            format!(
+                "| {name} | {} | {} | {} |",
+                p.values_text(),
+                p.default_text(),
+                p.doc
+            )
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PARAMS: &[Param] = &[
+        Param::number("ratio", 1.0, (0.0, true), 10.0, "a ratio"),
+        Param::whole("count", 0.0, 0.0, 5.0, "a count"),
+        Param::bool("on", false, "a switch"),
+        Param::word("mode", "a", &["a", "b", "c"], "a mode"),
+    ];
+
+    #[test]
+    fn bad_values_give_the_reason_and_keep_the_default() {
+        let raw = |name: &str| match name {
+            "ratio" => Some("0"),
+            "count" => Some("2.5"),
+            "on" => Some("yes"),
+            "mode" => Some("d"),
+            _ => None,
+        };
+        let mut problems = Vec::new();
+        let values = ParamValues::parse(PARAMS, raw, &|n| format!("<{n}>"), &mut problems);
+        let text: Vec<String> = problems.iter().map(|p| p.to_string()).collect();
+        assert_eq!(
+            text,
+            [
+                "<ratio>: value '0' is out of range (0, 10]: a ratio",
+                "<count>: value '2.5' must be a whole number: a count",
+                "<on>: value 'yes' must be true or false",
+                "<mode>: value 'd' must be a, b or c",
+            ]
+        );
+        assert_eq!(values, ParamValues::defaults(PARAMS));
+    }
+
+    #[test]
+    fn good_values_are_read_back_by_name() {
+        let raw = |name: &str| match name {
+            "ratio" => Some(" 2.5 "),
+            "count" => Some("3"),
+            "on" => Some("true"),
+            "mode" => Some("c"),
+            _ => None,
+        };
+        let mut problems = Vec::new();
+        let values = ParamValues::parse(PARAMS, raw, &|n| n.to_string(), &mut problems);
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(values.number("ratio"), 2.5);
+        assert_eq!(values.number("count"), 3.0);
+        assert!(values.bool("on"));
+        assert_eq!(values.word("mode"), "c");
+    }
+}

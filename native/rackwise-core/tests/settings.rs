@@ -1,0 +1,199 @@
+//! The settings registry, parsed against the built-in policies' declarations: defaults, every
+//! bad value reported with file, queue, element, value and reason, inheritance between queues.
+
+use rackwise_core::policy::nas::{Keys, Params as NasParams};
+use rackwise_core::policy::Registry;
+use rackwise_core::protocol::{EngineConfig, QueueSettings, RackName};
+use rackwise_core::settings::Settings;
+use rackwise_core::{ConfigProblem, CoreError};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn parse(config: &EngineConfig) -> Result<Settings, CoreError> {
+    Settings::from_config(config, Registry::builtin().declarations())
+}
+
+fn config(settings: &[(&str, &str)], queues: Vec<QueueSettings>) -> EngineConfig {
+    EngineConfig {
+        settings: settings
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        queues,
+        learned: vec![],
+        source: "fair-scheduler.xml".to_string(),
+    }
+}
+
+fn queue(name: &str, elements: &[(&str, &str)]) -> QueueSettings {
+    QueueSettings {
+        queue: name.to_string(),
+        rackwise: Some(
+            elements
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        ),
+    }
+}
+
+fn problems(result: Result<Settings, CoreError>) -> Vec<ConfigProblem> {
+    match result {
+        Err(CoreError::Config(problems)) => problems,
+        other => panic!("expected a config error, got {other:?}"),
+    }
+}
+
+#[test]
+fn defaults_apply_when_nothing_is_set() {
+    let settings = parse(&config(&[], vec![])).unwrap();
+    assert_eq!(settings.netsat.threshold, 0.8);
+    assert_eq!(settings.netsat.uplink_mbps(&RackName("/r1".into())), 1000.0);
+    assert_eq!(settings.queue_policy("root.a").policy_name, "none");
+}
+
+#[test]
+fn every_bad_value_is_reported_with_key_value_and_reason() {
+    let found = problems(parse(&config(
+        &[
+            ("yarn.scheduler.rackwise.netsat.threshold", "1.5"),
+            ("yarn.scheduler.rackwise.netsat.fetch-mbps", "fast"),
+        ],
+        vec![queue("root.a", &[("policy", "shufflewatch")])],
+    )));
+    assert_eq!(found.len(), 3, "{found:?}");
+    let text: Vec<String> = found.iter().map(|p| p.to_string()).collect();
+    assert!(text[0].contains("netsat.threshold: value '1.5' is out of range (0, 1]"));
+    assert!(text[1].contains("netsat.fetch-mbps: value 'fast' is not a number"));
+    assert!(text[2].contains("queue root.a <rackwise><policy>: value 'shufflewatch'"));
+    assert!(text[2].contains("expected one of: none, shufflewatcher"));
+}
+
+#[test]
+fn unknown_rackwise_element_and_missing_policy_are_refused() {
+    let found = problems(parse(&config(
+        &[],
+        vec![queue("root.a", &[("shuffleHevyRatio", "2")])],
+    )));
+    assert!(found[0]
+        .to_string()
+        .contains("value 'shuffleHevyRatio' is not a Rackwise element"));
+    assert!(found[1]
+        .to_string()
+        .contains("<rackwise><policy>: value '' is missing"));
+}
+
+#[test]
+fn queues_inherit_from_their_nearest_configured_ancestor() {
+    let settings = parse(&config(
+        &[("yarn.scheduler.rackwise.netsat.rack-uplink-mbps./r2", "500")],
+        vec![
+            queue(
+                "root.users",
+                &[("policy", "shufflewatcher"), ("shuffleHeavyRatio", "2")],
+            ),
+            queue("root.users.bob", &[("policy", "none")]),
+        ],
+    ))
+    .unwrap();
+    let alice = settings.queue_policy("root.users.alice");
+    assert_eq!(alice.policy_name, "shufflewatcher");
+    assert_eq!(alice.values.number("shuffleHeavyRatio"), 2.0);
+    assert_eq!(settings.queue_policy("root.users.bob").policy_name, "none");
+    assert_eq!(settings.queue_policy("root.other").policy_name, "none");
+    assert_eq!(settings.netsat.uplink_mbps(&RackName("/r2".into())), 500.0);
+}
+
+#[test]
+fn nas_queue_elements_and_keys_are_parsed_with_their_defaults() {
+    let settings = parse(&config(
+        &[
+            ("yarn.scheduler.rackwise.nas.traffic-threshold-mb", "256"),
+            ("yarn.scheduler.rackwise.nas.containers-per-node", "16"),
+        ],
+        vec![
+            queue("root.nas", &[("policy", "nas")]),
+            queue(
+                "root.tuned",
+                &[
+                    ("policy", "NAS"),
+                    ("shuffleLightMb", "2"),
+                    ("shuffleHeavyMb", "50"),
+                    ("smallInputMb", "64"),
+                    ("maxSkips", "135"),
+                ],
+            ),
+        ],
+    ))
+    .unwrap();
+    let setup = settings.queue_policy("root.nas.alice");
+    assert_eq!(setup.policy_name, "nas");
+    let defaults = NasParams::of(&setup.values);
+    assert_eq!(defaults.light_below_bytes, MIB);
+    assert_eq!(defaults.heavy_above_bytes, 100.0 * MIB);
+    assert_eq!(defaults.small_input_below_bytes, 10.0 * MIB);
+    assert_eq!((defaults.max_wait_ms, defaults.max_skips), (5000, 0));
+    let tuned = NasParams::of(&settings.queue_policy("root.tuned").values);
+    assert_eq!(tuned.light_below_bytes, 2.0 * MIB);
+    assert_eq!(tuned.heavy_above_bytes, 50.0 * MIB);
+    assert_eq!(tuned.small_input_below_bytes, 64.0 * MIB);
+    assert_eq!(tuned.max_skips, 135);
+    let keys = Keys::of(settings.keys_of("nas").unwrap());
+    assert_eq!(keys.traffic_threshold_bytes, Some(256.0 * MIB));
+    assert_eq!(keys.containers_per_node, Some(16));
+    assert_eq!(keys.threshold_interval_ms, 5000);
+
+    let computed = parse(&config(&[], vec![])).unwrap();
+    let keys = Keys::of(computed.keys_of("nas").unwrap());
+    assert_eq!(keys.traffic_threshold_bytes, None);
+    assert_eq!(keys.containers_per_node, None);
+}
+
+#[test]
+fn bad_nas_elements_are_refused_with_element_value_and_reason() {
+    let found = problems(parse(&config(
+        &[("yarn.scheduler.rackwise.nas.traffic-threshold-mb", "-1")],
+        vec![
+            queue(
+                "root.a",
+                &[
+                    ("policy", "nas"),
+                    ("maxSkips", "2.5"),
+                    ("shuffleHeavyMb", "0"),
+                    ("shuffleHeavyRatio", "2"),
+                ],
+            ),
+            queue(
+                "root.b",
+                &[
+                    ("policy", "nas"),
+                    ("shuffleLightMb", "200"),
+                    ("maxWaitMs", "soon"),
+                ],
+            ),
+            queue(
+                "root.c",
+                &[("policy", "shufflewatcher"), ("maxWaitMs", "1")],
+            ),
+        ],
+    )));
+    let text: Vec<String> = found.iter().map(|p| p.to_string()).collect();
+    let expected = [
+        "nas.traffic-threshold-mb: value '-1' is out of range [0, 1000000000]",
+        "queue root.a <rackwise><maxSkips>: value '2.5' must be a whole number",
+        "queue root.a <rackwise><shuffleHeavyMb>: value '0' is out of range (0, 1000000000]",
+        "queue root.a <rackwise><shuffleHeavyRatio>: value '2' applies only to \
+         <policy>shufflewatcher</policy>",
+        "queue root.b <rackwise><maxWaitMs>: value 'soon' is not a number",
+        "queue root.b <rackwise><shuffleLightMb>: value '200' must not exceed \
+         <shuffleHeavyMb> (100 MiB)",
+        "queue root.c <rackwise><maxWaitMs>: value '1' applies only to <policy>nas</policy>",
+    ];
+    assert_eq!(text.len(), expected.len(), "{text:#?}");
+    for (found, expected) in text.iter().zip(expected) {
+        assert!(
+            found.contains(expected),
+            "{found}\n does not contain\n{expected}"
+        );
+    }
+}
