@@ -6,8 +6,9 @@
 
 use rackwise_core::policy::nas::Nas;
 use rackwise_core::policy::shufflewatcher::{JobPlacement, ShuffleWatcher};
+use rackwise_core::policy::Registry;
 use rackwise_core::protocol::*;
-use rackwise_core::Engine;
+use rackwise_core::{CoreError, Engine};
 
 pub const MAP: i32 = 20;
 pub const RERUN_MAP: i32 = 5;
@@ -81,6 +82,18 @@ impl TestEnv {
         settings: &[(&str, &str)],
         queues: Vec<QueueSettings>,
     ) -> TestEnv {
+        Self::with_registry(racks, nodes_per_rack, settings, queues, Registry::builtin())
+            .expect("valid config")
+    }
+
+    /// A cluster as `new` with the given queues, on an engine with the given policies.
+    pub fn with_registry(
+        racks: u32,
+        nodes_per_rack: u32,
+        settings: &[(&str, &str)],
+        queues: Vec<QueueSettings>,
+        policies: Registry,
+    ) -> Result<TestEnv, CoreError> {
         let config = EngineConfig {
             settings: settings
                 .iter()
@@ -91,7 +104,7 @@ impl TestEnv {
             source: "test".into(),
         };
         let mut env = TestEnv {
-            engine: Engine::new(&config).expect("valid config"),
+            engine: Engine::with_registry(&config, policies)?,
             pending: vec![],
             now_ms: 1_000_000,
             containers: 0,
@@ -109,7 +122,7 @@ impl TestEnv {
                 });
             }
         }
-        env
+        Ok(env)
     }
 
     pub fn submit(&mut self, app: &str, queue: &str, submit_ms: u64, tags: &[&str]) {
@@ -201,6 +214,16 @@ impl TestEnv {
     }
 
     pub fn offer(&mut self, r: u32, n: u32) -> OfferResponse {
+        self.offer_reporting(r, n, None)
+    }
+
+    /// An offer whose NodeManager reports `utilization`.
+    pub fn offer_reporting(
+        &mut self,
+        r: u32,
+        n: u32,
+        utilization: Option<Utilization>,
+    ) -> OfferResponse {
         let request = OfferRequest {
             now_ms: self.now_ms,
             events: std::mem::take(&mut self.pending),
@@ -210,7 +233,7 @@ impl TestEnv {
                     memory_mb: 8192,
                     vcores: 8,
                 },
-                utilization: None,
+                utilization,
             },
         };
         self.engine.offer(request)
