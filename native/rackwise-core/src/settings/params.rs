@@ -318,25 +318,30 @@ pub fn no_check(_: &ParamValues) -> Vec<ParamProblem> {
     Vec::new()
 }
 
-/// The rows of a README configuration table for `params`: `| name | values | default | doc |`,
-/// names shown as `<name>` for `<rackwise>` elements and without `prefix` for yarn-site keys.
-pub fn table_rows(params: &[Param], element: bool, prefix: &str) -> Vec<String> {
-    params
-        .iter()
-        .map(|p| {
-            let name = if element {
-                format!("`<rackwise><{}>`", p.name)
-            } else {
-                format!("`{}`", p.name.strip_prefix(prefix).unwrap_or(p.name))
-            };
-            format!(
-                "| {name} | {} | {} | {} |",
-                p.values_text(),
-                p.default_text(),
-                p.doc
-            )
-        })
-        .collect()
+/// A README configuration table for `params`: `<rackwise>` elements (`element`) or yarn-site
+/// keys shown without `prefix`; columns name, values, default, meaning (the doc line).
+pub fn table(params: &[Param], element: bool, prefix: &str) -> String {
+    let mut lines = vec![
+        format!(
+            "| {} | values | default | meaning |",
+            if element { "element" } else { "key" }
+        ),
+        "|---|---|---|---|".to_string(),
+    ];
+    for p in params {
+        let name = if element {
+            format!("`<rackwise><{}>`", p.name)
+        } else {
+            format!("`{}`", p.name.strip_prefix(prefix).unwrap_or(p.name))
+        };
+        lines.push(format!(
+            "| {name} | {} | {} | {} |",
+            p.values_text(),
+            p.default_text(),
+            p.doc
+        ));
+    }
+    lines.join("\n") + "\n"
 }
 
 #[cfg(test)]
