@@ -2,7 +2,7 @@
 //! priorities a MapReduce ApplicationMaster asks with, what they say about a task, and the rule
 //! by which a plan is applied to an offer. Each is defined here and nowhere else.
 
-use crate::protocol::{Locality, Priority};
+use crate::protocol::{AppId, Locality, Priority, QueuePlan};
 
 /// `RMContainerAllocator`'s priorities (Hadoop 3).
 pub const AM_PRIORITY: Priority = Priority(0);
@@ -75,13 +75,35 @@ pub fn placement<A: PartialEq>(
     }
 }
 
-/// The first of a queue's entries that `usable` admits (not spent in this offer and
-/// satisfiable on this node), with its position.
+/// The first of a queue's entries that `usable` (given its position) admits: not spent in this
+/// offer and satisfiable on this node. With its position.
 pub fn first_satisfiable<E>(
     entries: impl IntoIterator<Item = E>,
-    usable: impl Fn(&E) -> bool,
+    usable: impl Fn(usize, &E) -> bool,
 ) -> Option<(usize, E)> {
-    entries.into_iter().enumerate().find(|(_, e)| usable(e))
+    entries
+        .into_iter()
+        .enumerate()
+        .find(|(position, e)| usable(*position, e))
+}
+
+/// The whole rule for one queue's plan: whether and how `app` places, given which entries are
+/// spent in this offer and, for any app and priority, the closest locality at which that app
+/// has a pending ask on the offered node.
+pub fn apply_plan(
+    plan: &QueuePlan,
+    app: &AppId,
+    spent: impl Fn(usize) -> bool,
+    best: impl Fn(&AppId, Priority) -> Option<Locality>,
+) -> Placement {
+    let head = first_satisfiable(&plan.entries, |position, entry| {
+        !spent(position) && satisfiable(best(&entry.app, entry.priority), entry.locality)
+    });
+    placement(
+        app,
+        plan.steered.contains(app),
+        head.map(|(_, entry)| (&entry.app, entry.priority, entry.locality)),
+    )
 }
 
 #[cfg(test)]

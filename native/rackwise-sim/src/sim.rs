@@ -1752,7 +1752,7 @@ impl OfferPlan {
             .iter()
             .rev()
             .find(|(queue, ..)| *queue == user)?;
-        mapreduce::first_satisfiable(self.entries[start..end].iter().copied(), |e| {
+        mapreduce::first_satisfiable(self.entries[start..end].iter().copied(), |_, e| {
             !e.failed && satisfiable(e)
         })
         .map(|(i, e)| (start + i, e))
