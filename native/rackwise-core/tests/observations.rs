@@ -1,0 +1,199 @@
+//! What the state derives for the policies: task start and finish with node, rack, kind and
+//! times; each job's phase from its counts; the feed's per-host figures, validated.
+
+use rackwise_core::engine::decode;
+use rackwise_core::mapreduce::TaskKind;
+use rackwise_core::policy::Registry;
+use rackwise_core::protocol::*;
+use rackwise_core::settings::Settings;
+use rackwise_core::state::{ClusterState, JobPhase, MeasuredLoad, Observation};
+
+struct Fixture {
+    state: ClusterState,
+    settings: Settings,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let settings =
+            Settings::from_config(&EngineConfig::default(), Registry::builtin().declarations())
+                .unwrap();
+        let mut fixture = Fixture {
+            state: ClusterState::default(),
+            settings,
+        };
+        fixture.apply(Event::NodeAdded {
+            node: NodeId("n1:1".into()),
+            host: "n1".into(),
+            rack: RackName("/r1".into()),
+            capacity: Resources {
+                memory_mb: 8192,
+                vcores: 8,
+            },
+        });
+        fixture.apply(Event::AppAdded {
+            app: AppId("app".into()),
+            name: "job".into(),
+            user: "u".into(),
+            queue: "root.q".into(),
+            app_type: "MAPREDUCE".into(),
+            tags: vec![],
+            submit_ms: 0,
+        });
+        fixture
+    }
+
+    fn apply(&mut self, event: Event) -> Vec<Observation> {
+        let mut observed = Vec::new();
+        self.state
+            .apply(event, 0, &self.settings, &mut Vec::new(), &mut observed);
+        observed
+    }
+
+    fn asks(&mut self, asks: &[(i32, u32)]) {
+        self.apply(Event::Asks {
+            app: AppId("app".into()),
+            asks: asks
+                .iter()
+                .map(|(priority, any)| Ask {
+                    priority: Priority(*priority),
+                    any: *any,
+                    resources: Resources::default(),
+                    racks: Default::default(),
+                    hosts: Default::default(),
+                })
+                .collect(),
+        });
+    }
+
+    fn allocate(&mut self, container: &str, priority: i32, time_ms: u64) -> Vec<Observation> {
+        self.apply(Event::ContainerAllocated {
+            app: AppId("app".into()),
+            container: ContainerId(container.into()),
+            node: NodeId("n1:1".into()),
+            priority: Priority(priority),
+            locality: Locality::NodeLocal,
+            resources: Resources::default(),
+            time_ms,
+        })
+    }
+
+    fn finish(&mut self, container: &str, time_ms: u64) -> Vec<Observation> {
+        self.apply(Event::ContainerFinished {
+            app: AppId("app".into()),
+            container: ContainerId(container.into()),
+            time_ms,
+        })
+    }
+
+    fn phase(&self) -> JobPhase {
+        self.state.apps[&AppId("app".into())].phase()
+    }
+}
+
+#[test]
+fn tasks_start_and_finish_with_their_node_rack_kind_and_times() {
+    let mut f = Fixture::new();
+    f.asks(&[(20, 1)]);
+    let started = f.allocate("c1", 20, 1_000);
+    assert_eq!(
+        started,
+        [Observation::TaskStarted {
+            app: AppId("app".into()),
+            node: NodeId("n1:1".into()),
+            rack: RackName("/r1".into()),
+            kind: TaskKind::Map,
+            priority: Priority(20),
+            locality: Locality::NodeLocal,
+            time_ms: 1_000,
+        }]
+    );
+    let finished = f.finish("c1", 4_500);
+    assert_eq!(
+        finished,
+        [Observation::TaskFinished {
+            app: AppId("app".into()),
+            node: NodeId("n1:1".into()),
+            rack: RackName("/r1".into()),
+            kind: TaskKind::Map,
+            start_ms: 1_000,
+            finish_ms: 4_500,
+        }]
+    );
+    // A container finishing twice, or never started, tells nothing.
+    assert!(f.finish("c1", 5_000).is_empty());
+    assert!(f.finish("c9", 5_000).is_empty());
+}
+
+#[test]
+fn a_job_goes_through_its_phases_by_its_counts() {
+    let mut f = Fixture::new();
+    f.asks(&[(0, 1)]);
+    assert_eq!(f.phase(), JobPhase::Starting);
+    f.allocate("am", 0, 0);
+    f.asks(&[(20, 2)]);
+    assert_eq!(f.phase(), JobPhase::Map);
+    f.allocate("m1", 20, 1);
+    f.asks(&[(20, 1), (10, 1)]);
+    assert_eq!(f.phase(), JobPhase::Map, "a map pending with a reduce");
+    f.allocate("m2", 20, 2);
+    f.asks(&[(10, 1)]);
+    assert_eq!(f.phase(), JobPhase::Map, "maps still running");
+    f.finish("m1", 3);
+    f.finish("m2", 4);
+    assert_eq!(f.phase(), JobPhase::Reduce);
+    f.allocate("r1", 10, 5);
+    f.asks(&[]);
+    assert_eq!(f.phase(), JobPhase::Reduce, "the reduce runs");
+    f.finish("r1", 6);
+    assert_eq!(f.phase(), JobPhase::Idle);
+}
+
+#[test]
+fn host_figures_decode_from_the_feed_schema_and_keep_the_latest_valid_figure_each() {
+    let full: Event = decode(
+        br#"{"type":"host_figures","host":"node17","time_ms":1,"cross_rack_mbps":312.5,"disk_utilization":0.4,"network_utilization":0.3,"cpu_speed":1.5}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        full,
+        Event::HostFigures {
+            host: "node17".into(),
+            time_ms: 1,
+            cross_rack_mbps: Some(312.5),
+            disk_utilization: Some(0.4),
+            network_utilization: Some(0.3),
+            cpu_speed: Some(1.5),
+        }
+    );
+    let mut f = Fixture::new();
+    assert_eq!(
+        f.apply(full),
+        [Observation::HostFigures {
+            host: "node17".into()
+        }]
+    );
+    // Only some figures, one of them invalid: the valid one replaces its figure, the invalid
+    // one is dropped and the rest stay as they were.
+    let partial: Event =
+        decode(br#"{"type":"host_figures","host":"node17","time_ms":9,"disk_utilization":0.9,"cpu_speed":-1}"#)
+            .unwrap();
+    f.apply(partial);
+    let figures = f.state.host_figures["node17"];
+    let at = |value, time_ms| Some(MeasuredLoad { value, time_ms });
+    assert_eq!(figures.cross_rack_mbps, at(312.5, 1));
+    assert_eq!(figures.disk_utilization, at(0.9, 9));
+    assert_eq!(figures.network_utilization, at(0.3, 1));
+    assert_eq!(figures.cpu_speed, at(1.5, 1));
+    // Nothing valid: nothing kept, nothing observed.
+    let invalid: Event =
+        decode(br#"{"type":"host_figures","host":"node18","time_ms":9,"cross_rack_mbps":-3}"#)
+            .unwrap();
+    assert!(f.apply(invalid).is_empty());
+    assert!(!f.state.host_figures.contains_key("node18"));
+    // The old event is gone from the wire.
+    assert!(decode::<Event>(
+        br#"{"type":"host_load","host":"node17","cross_rack_mbps":1.0,"time_ms":1}"#
+    )
+    .is_err());
+}
