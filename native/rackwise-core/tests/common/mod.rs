@@ -10,9 +10,9 @@ use rackwise_core::policy::Registry;
 use rackwise_core::protocol::*;
 use rackwise_core::{CoreError, Engine};
 
-pub const MAP: i32 = 20;
-pub const RERUN_MAP: i32 = 5;
-pub const REDUCE: i32 = 10;
+pub const MAP: i32 = rackwise_core::mapreduce::MAP_PRIORITY.0;
+pub const RERUN_MAP: i32 = rackwise_core::mapreduce::RERUN_MAP_PRIORITY.0;
+pub const REDUCE: i32 = rackwise_core::mapreduce::REDUCE_PRIORITY.0;
 pub const GIB: u64 = 1 << 30;
 
 /// One ask of a test job: priority, containers, and the (rack, node) replicas of its splits.

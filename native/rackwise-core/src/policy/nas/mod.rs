@@ -1,4 +1,4 @@
-//! NAS, the network-aware scheduler (paper Algorithms 1–4; `../shared/design/algorithms.md` §4).
+//! NAS, the network-aware scheduler (paper Algorithms 1–4; the choices it leaves open follow).
 //!
 //! * **Dispatcher** (Algorithm 1): maps are ranked by MTS; reduces by CA-RTS when the offered
 //!   node's rack is below the congestion threshold, else by CR-RTS.

@@ -1,5 +1,5 @@
-//! SAMP, Shuffle-Aware Map Placement (ShuffleWatcher, Figure 4; tail reconstructed in
-//! `../shared/design/algorithms.md` §1.3).
+//! SAMP, Shuffle-Aware Map Placement (ShuffleWatcher, Figure 4, whose tail the paper leaves
+//! open: our reading of it follows).
 //!
 //! Once per job, when its first map asks arrive, SAMP picks the racks the job's maps should
 //! prefer. It sorts the racks by how many of the job's splits they hold, adds them one by one
