@@ -294,3 +294,88 @@ fn it_steers_by_the_latencies_and_utilization_it_observes_and_sets_weights() {
         ["job:10:any", "job:20:any"]
     );
 }
+
+/// Records the calls the engine makes, to pin down the documented call order.
+struct Recorder {
+    calls: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl Policy for Recorder {
+    fn declaration(&self) -> Declaration {
+        Declaration {
+            name: "recorder",
+            queue_params: &[],
+            cluster_params: &[],
+            check: |_| Vec::new(),
+            steers: true,
+        }
+    }
+
+    fn observe(&mut self, _context: &Context, observation: &Observation) {
+        let what = match observation {
+            Observation::NodeAdded { .. } => return,
+            Observation::AppAdded { app } => format!("observe added {}", app.0),
+            Observation::AsksReplaced { app } => format!("observe asks {}", app.0),
+            other => format!("observe {other:?}"),
+        };
+        self.calls.lock().unwrap().push(what);
+    }
+
+    fn begin_offer(&mut self, _context: &Context, _offer: &rackwise_core::policy::Offer) {
+        self.calls.lock().unwrap().push("begin".into());
+    }
+
+    fn rank(&mut self, turn: &Turn, _entries: &mut Vec<PlanEntry>) {
+        self.calls
+            .lock()
+            .unwrap()
+            .push(format!("rank {}", turn.queue));
+    }
+
+    fn end_offer(&mut self) {
+        self.calls.lock().unwrap().push("end".into());
+    }
+
+    fn queue_weights(&mut self, _context: &Context, _now_ms: u64) -> Vec<QueueWeight> {
+        self.calls.lock().unwrap().push("weights".into());
+        Vec::new()
+    }
+}
+
+#[test]
+fn the_engine_calls_a_policy_in_the_documented_order() {
+    let calls = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let registry = Registry::builtin().with(Box::new(Recorder {
+        calls: calls.clone(),
+    }));
+    let queues = vec![
+        queue("root.a", &[("policy", "recorder")]),
+        queue("root.b", &[("policy", "recorder")]),
+    ];
+    let mut env = TestEnv::with_registry(1, 1, &[], queues, registry).expect("valid");
+    let take = || std::mem::take(&mut *calls.lock().unwrap());
+
+    // No queue with candidates: no begin_offer, no rank; end_offer and weights still.
+    env.offer(1, 1);
+    assert_eq!(take(), ["end", "weights"]);
+
+    env.submit("x", "root.b", 1, &[]);
+    env.submit("y", "root.a", 2, &[]);
+    env.asks("x", &[(MAP, 1, &[(1, 1)])]);
+    env.asks("y", &[(MAP, 1, &[(1, 1)])]);
+    env.offer(1, 1);
+    assert_eq!(
+        take(),
+        [
+            "observe added x",
+            "observe added y",
+            "observe asks x",
+            "observe asks y",
+            "begin",
+            "rank root.a",
+            "rank root.b",
+            "end",
+            "weights",
+        ]
+    );
+}
