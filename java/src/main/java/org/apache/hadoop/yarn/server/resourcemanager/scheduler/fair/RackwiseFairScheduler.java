@@ -222,7 +222,7 @@ public class RackwiseFairScheduler extends FairScheduler {
       return null;
     }
     try {
-      plan.checkApps(app -> attemptOf(app) instanceof RackwiseAppAttempt);
+      plan.checkApps(this::holdsSteerableApp);
       return plan;
     } catch (RuntimeException e) {
       core.failed("checking the plan for node " + nodeId, e);
@@ -247,7 +247,20 @@ public class RackwiseFairScheduler extends FairScheduler {
     return metrics;
   }
 
+  DecisionCore decisionCore() {
+    return core;
+  }
+
+  /** The current attempt of an app the plan names, for applying the plan; null if gone. */
   FSAppAttempt attemptOf(String appId) {
+    return currentAttempt(appId);
+  }
+
+  private boolean holdsSteerableApp(String appId) {
+    return currentAttempt(appId) instanceof RackwiseAppAttempt;
+  }
+
+  private FSAppAttempt currentAttempt(String appId) {
     SchedulerApplication<FSAppAttempt> app = applications.get(ApplicationId.fromString(appId));
     return app == null ? null : app.getCurrentAppAttempt();
   }
