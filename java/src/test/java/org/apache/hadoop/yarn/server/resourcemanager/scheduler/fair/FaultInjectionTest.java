@@ -179,6 +179,7 @@ class FaultInjectionTest {
       cluster.rm.drainEvents();
       cluster.collect(all);
     }
+    assertEquals(List.of(), cluster.dispatcherFailures, "nothing reached the dispatcher");
     for (MockRackCluster.Job job : jobs) {
       assertEquals(MAPS, job.count(MAP), job.app.getName() + " maps: " + job.priorities());
       assertEquals(REDUCES, job.count(REDUCE), job.app.getName() + " reduces");

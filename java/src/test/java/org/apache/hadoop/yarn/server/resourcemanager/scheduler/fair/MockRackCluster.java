@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.net.DNSToSwitchMapping;
@@ -18,12 +19,14 @@ import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.event.EventHandler;
 import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 
 /**
  * A real ResourceManager (Hadoop's MockRM) with hand-stepped NodeManagers whose hosts are mapped
@@ -38,6 +41,8 @@ final class MockRackCluster implements AutoCloseable {
   static final int TASK_MB = 1024;
 
   final MockRM rm;
+  /** Whatever reached the scheduler's event dispatcher (Hadoop 3.4's exits the RM on it). */
+  final List<Throwable> dispatcherFailures = new CopyOnWriteArrayList<>();
   final Map<String, MockNM> nodes = new LinkedHashMap<>();
   final Map<String, String> rackOf = new LinkedHashMap<>();
 
@@ -94,7 +99,20 @@ final class MockRackCluster implements AutoCloseable {
     // Container tokens name their NM by address; the test hosts (h1, h2, ...) have none, so
     // tokens carry host names instead, as in Hadoop's own scheduler tests.
     SecurityUtil.setTokenServiceUseIp(false);
-    rm = new MockRM(conf);
+    rm = new MockRM(conf) {
+      @Override
+      protected EventHandler<SchedulerEvent> createSchedulerEventDispatcher() {
+        EventHandler<SchedulerEvent> scheduler = super.createSchedulerEventDispatcher();
+        return event -> {
+          try {
+            scheduler.handle(event);
+          } catch (RuntimeException | Error e) {
+            dispatcherFailures.add(e);
+            throw e;
+          }
+        };
+      }
+    };
     rm.start();
     for (String host : rackOf.keySet()) {
       nodes.put(host, rm.registerNode(host + ":1234", NODE_MB, 8));
