@@ -12,6 +12,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -50,6 +51,7 @@ public final class NetworkLoadFeed implements AutoCloseable {
   private final Thread thread;
   private volatile boolean running = true;
   private FileTime lastRead;
+  private final AtomicLong filesSent = new AtomicLong();
   private boolean reportedMissing;
 
   public NetworkLoadFeed(Path file, long pollIntervalMs, Sink sink) {
@@ -80,6 +82,11 @@ public final class NetworkLoadFeed implements AutoCloseable {
         return;
       }
     }
+  }
+
+  /** How many versions of the file were read and their figures sent. */
+  public long filesSent() {
+    return filesSent.get();
   }
 
   /** Reads the file once if it changed since the last read; true when figures were sent. */
@@ -132,6 +139,7 @@ public final class NetworkLoadFeed implements AutoCloseable {
           String.join("; ", problems));
       return false;
     }
+    filesSent.incrementAndGet();
     for (Map.Entry<String, Double> rack : racks.entrySet()) {
       sink.rackLoad(rack.getKey(), rack.getValue(), timeMs);
     }

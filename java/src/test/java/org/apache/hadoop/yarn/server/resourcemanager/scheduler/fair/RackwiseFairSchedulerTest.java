@@ -3,6 +3,7 @@ package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.MAP;
 import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.REDUCE;
 import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.TASK_MB;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -10,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -105,8 +107,9 @@ class RackwiseFairSchedulerTest {
         "yarn.scheduler.rackwise.netsat.source", "feed",
         "yarn.scheduler.rackwise.feed.file", feed.toString(),
         "yarn.scheduler.rackwise.netsat.period-ms", "0")) {
-      // The feed thread reads the file as it starts; give it a moment to queue the figures.
-      Thread.sleep(500);
+      // The feed thread reads the file as it starts and queues the figures for the next offer.
+      await().atMost(Duration.ofSeconds(10))
+          .until(() -> cluster.rackwise().feed().filesSent() == 1);
       MockRackCluster.Job heavy = cluster.submit("heavy", "sw", "alice", ratio(3), "h4");
       cluster.ask(heavy, 2, List.of("h1", "h2"), 1);
       cluster.heartbeat("h1", heavy);
