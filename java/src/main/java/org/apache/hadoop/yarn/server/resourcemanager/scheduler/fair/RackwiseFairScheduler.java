@@ -89,14 +89,13 @@ public class RackwiseFairScheduler extends FairScheduler {
     rackwiseConf = conf;
     metrics = RackwiseMetrics.register();
     super.serviceInit(conf);
-    history = LearnedHistoryStore.fromConfiguration(conf);
+    history = LearnedHistoryStore.fromSettings(shim);
     List<LearnedRatio> learned = history.load();
     followedAllocations = getAllocationConfiguration();
     core = DecisionCore.start(shim.nativeRequired(), engineConfig(conf, learned), metrics,
         this::learned, engineFactory());
     if (shim.statsEnabled() && core.isActive()) {
-      poller = new JobStatsPoller(() -> JobStatsPoller.proxyBaseUrl(conf),
-          shim.statsPollIntervalMs(), (int) shim.statsTimeoutMs());
+      poller = JobStatsPoller.fromSettings(shim, conf);
     }
     if (shim.feedFile() != null && core.isActive()) {
       feed = new NetworkLoadFeed(shim.feedFile(), shim.feedPollIntervalMs(), core);
@@ -249,6 +248,11 @@ public class RackwiseFairScheduler extends FairScheduler {
 
   DecisionCore decisionCore() {
     return core;
+  }
+
+  /** The operator's load feed, or null when none is configured. */
+  NetworkLoadFeed feed() {
+    return feed;
   }
 
   /** The current attempt of an app the plan names, for applying the plan; null if gone. */
