@@ -24,14 +24,17 @@ fn the_host_sets_the_level_at_run_time() {
     log::debug!("debug while the host wants debug");
     ops::set_max_log_level(3).unwrap();
     log::debug!("debug while the host wants info");
-    let logged = logged_messages(&ops::offer(handle, REQUEST).unwrap());
-    let messages: Vec<_> = logged.iter().map(|(_, m)| m.as_str()).collect();
+    let messages = logged_messages(&ops::offer(handle, REQUEST).unwrap());
     assert!(
-        messages.contains(&"debug while the host wants debug"),
+        messages
+            .iter()
+            .any(|m| m == "debug while the host wants debug"),
         "{messages:?}"
     );
     assert!(
-        !messages.contains(&"debug while the host wants info"),
+        !messages
+            .iter()
+            .any(|m| m == "debug while the host wants info"),
         "{messages:?}"
     );
     ops::destroy(handle).unwrap();
