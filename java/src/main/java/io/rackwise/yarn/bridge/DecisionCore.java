@@ -14,6 +14,7 @@ import io.rackwise.yarn.nativecore.NativeCore;
 import io.rackwise.yarn.nativecore.NativeCoreException;
 import io.rackwise.yarn.nativecore.NativeEngine;
 import io.rackwise.yarn.nativecore.NativeLibraryLoader;
+import io.rackwise.yarn.netsat.HostFigure;
 import io.rackwise.yarn.netsat.NetworkLoadFeed;
 import io.rackwise.yarn.state.LearnedRatio;
 import io.rackwise.yarn.stats.JobStats;
@@ -255,10 +256,23 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
         .put("utilization", utilization).put("time_ms", timeMs));
   }
 
+  /**
+   * One host's figures from the operator's feed, as
+   * {@code {"type":"host_figures","host":…,"time_ms":…,<figure>:<value>…}}: only the figures the
+   * feed gave, in {@link HostFigure}'s order.
+   */
   @Override
-  public void hostLoad(String host, double crossRackMbps, long timeMs) {
-    emit("host_load", () -> event("host_load").put("host", host)
-        .put("cross_rack_mbps", crossRackMbps).put("time_ms", timeMs));
+  public void hostFigures(String host, Map<HostFigure, Double> figures, long timeMs) {
+    emit("host_figures", () -> {
+      ObjectNode event = event("host_figures").put("host", host).put("time_ms", timeMs);
+      for (HostFigure figure : HostFigure.values()) {
+        Double value = figures.get(figure);
+        if (value != null) {
+          event.put(figure.wireName(), value);
+        }
+      }
+      return event;
+    });
   }
 
   // ---- the offer ---------------------------------------------------------------------------
