@@ -6,7 +6,7 @@ package io.rackwise.yarn.bridge;
  * ({@code TaskKind::of_mapreduce_priority} in {@code protocol.rs}).
  */
 public final class MapReducePriority {
-  public static final int APPLICATION_MASTER = 0;
+  // The AM asks at 0; AMs are FairScheduler's business and never in a plan.
   public static final int RERUN_MAP = 5;
   public static final int REDUCE = 10;
   public static final int OPPORTUNISTIC_MAP = 19;

@@ -64,7 +64,6 @@ import org.slf4j.LoggerFactory;
  */
 public class RackwiseFairScheduler extends FairScheduler {
   private static final Logger LOG = LoggerFactory.getLogger(RackwiseFairScheduler.class);
-  private static final String MAPREDUCE = "MAPREDUCE";
 
   private Configuration rackwiseConf;
   private RackwiseMetrics metrics;
@@ -459,7 +458,7 @@ public class RackwiseFairScheduler extends FairScheduler {
       core.appAdded(appId.toString(), rmApp == null ? null : rmApp.getName(), user,
           queue.getName(), type, rmApp == null ? null : rmApp.getApplicationTags(),
           rmApp == null ? getClock().getTime() : rmApp.getSubmitTime());
-      if (poller != null && MAPREDUCE.equalsIgnoreCase(type)) {
+      if (poller != null && JobStatsPoller.MAPREDUCE_APPLICATION_TYPE.equalsIgnoreCase(type)) {
         poller.track(appId);
       }
     });

@@ -1,5 +1,6 @@
 package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 
+import io.rackwise.yarn.bridge.MapReducePriority;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -35,8 +36,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEv
  * heartbeat, so a test reads the scheduler's order container by container.
  */
 final class MockRackCluster implements AutoCloseable {
-  static final int MAP = 20;
-  static final int REDUCE = 10;
+  static final int MAP = MapReducePriority.MAP;
+  static final int REDUCE = MapReducePriority.REDUCE;
   static final int NODE_MB = 8192;
   static final int TASK_MB = 1024;
 
