@@ -11,7 +11,7 @@ use crate::ops;
 use jni::errors::ErrorPolicy;
 use jni::objects::{JByteArray, JClass, JString};
 use jni::strings::{JNIStr, JNIString};
-use jni::sys::jlong;
+use jni::sys::{jint, jlong};
 use jni::{jni_str, Env, EnvUnowned};
 
 /// The Java class thrown for each error kind; each takes a single `String` message.
@@ -155,6 +155,17 @@ pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_destroy<'call
     handle: jlong,
 ) {
     env.with_env(|_env| guard::run(|| ops::destroy(handle_from_java(handle))))
+        .resolve::<ThrowNativeException>()
+}
+
+/// `static native void setMaxLogLevel(int level)`
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_setMaxLogLevel<'caller>(
+    mut env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+    level: jint,
+) {
+    env.with_env(|_env| guard::run(|| ops::set_max_log_level(level)))
         .resolve::<ThrowNativeException>()
 }
 

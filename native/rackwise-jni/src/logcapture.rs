@@ -18,7 +18,10 @@ use std::sync::Once;
 pub const CAPACITY: usize = 4096;
 
 /// Environment variable that sets the most verbose level captured (`off`, `error`, `warn`,
-/// `info`, `debug`, `trace`); `info` when unset or unreadable.
+/// `info`, `debug`, `trace`) until the host sets one ([`set_max_level`]); `info` when unset or
+/// unreadable. The JVM shim sets the level of its `io.rackwise.yarn.native` logger at every
+/// engine start and whenever that logger's level changes, so there the variable only governs
+/// what `create` logs before the first offer.
 pub const LEVEL_VARIABLE: &str = "RACKWISE_NATIVE_LOG_LEVEL";
 
 /// A bounded buffer of records plus a count of the ones it had to drop.
@@ -113,6 +116,21 @@ fn level_from_environment() -> LevelFilter {
         .ok()
         .and_then(|text| text.trim().parse().ok())
         .unwrap_or(LevelFilter::Info)
+}
+
+/// Sets the most verbose level captured from now on, process-wide (`log` has one maximum per
+/// process): 0 off, 1 error, 2 warn, 3 info, 4 debug, 5 trace, the order of [`LevelFilter`].
+/// A number above 5 means trace; below 0, off.
+pub fn set_max_level(level: i32) {
+    let filter = match level {
+        i32::MIN..=0 => LevelFilter::Off,
+        1 => LevelFilter::Error,
+        2 => LevelFilter::Warn,
+        3 => LevelFilter::Info,
+        4 => LevelFilter::Debug,
+        _ => LevelFilter::Trace,
+    };
+    log::set_max_level(filter);
 }
 
 /// Everything logged since the previous drain, from any engine and any thread.

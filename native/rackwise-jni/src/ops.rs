@@ -41,6 +41,12 @@ pub fn destroy(handle: Handle) -> Result<(), BoundaryError> {
     registry::remove(handle)
 }
 
+/// Sets the most verbose native log level captured (see [`logcapture::set_max_level`]).
+pub fn set_max_log_level(level: i32) -> Result<(), BoundaryError> {
+    logcapture::set_max_level(level);
+    Ok(())
+}
+
 /// The library's version, which the Java loader compares with the version it was built for.
 pub fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")

@@ -17,10 +17,13 @@ import org.junit.jupiter.api.Timeout;
  * {@code shufflewatcher}) and once under stock FairScheduler, each on a fresh 2-rack cluster
  * with HDFS. The cross-rack shuffle of each job is read from its history (per reduce attempt:
  * shuffle bytes times the share of the job's map output on other racks, {@code
- * ExampleJobs#crossRackShuffle}); both figures go to the test output, and Rackwise must move
- * fewer bytes across racks.
+ * ExampleJobs#crossRackShuffle}); every job's figure and the ratio go to the test output, and
+ * Rackwise must move at most half of FairScheduler's bytes across racks.
  */
 class CrossRackShuffleIT {
+  /** Rackwise must move at most this share of stock FairScheduler's cross-rack shuffle. */
+  private static final double MAX_RATIO_TO_STOCK = 0.5;
+
   @Test
   // Two clusters, three jobs each, on a 2-core machine: 9-11 min in all at load average
   // 20-30, 14.3 min at 35 (a fresh-clone CI run beside two simulator runs).
@@ -49,12 +52,25 @@ class CrossRackShuffleIT {
     long stockBytes = crossRackShuffle(stock);
     long shuffled = totalShuffle(stock);
     assertEquals(shuffled, totalShuffle(rackwise), "both runs must shuffle the same data");
+    for (CompareRunner.Run run : runs) {
+      for (JobResult r : shuffling(run)) {
+        long jobShuffle = r.counter(TaskCounter.REDUCE_SHUFFLE_BYTES);
+        System.out.printf("CrossRackShuffleIT: %s %s: cross-rack %d B of %d B shuffled "
+                + "(%.1f %%)%n", run.label(), r.name(), r.crossRackShuffleBytes(), jobShuffle,
+            jobShuffle == 0 ? 0.0 : 100.0 * r.crossRackShuffleBytes() / jobShuffle);
+      }
+    }
+    double ratio = stockBytes == 0 ? Double.NaN : (double) rackwiseBytes / stockBytes;
     System.out.printf("CrossRackShuffleIT: cross-rack shuffle of terasort + wordcount: "
-            + "Rackwise %d B (%.1f %%), FairScheduler %d B (%.1f %%) of %d B shuffled%n",
+            + "Rackwise %d B (%.1f %%), FairScheduler %d B (%.1f %%) of %d B shuffled; "
+            + "Rackwise / FairScheduler = %.3f (required <= %.1f)%n",
         rackwiseBytes, 100.0 * rackwiseBytes / shuffled, stockBytes,
-        100.0 * stockBytes / shuffled, shuffled);
-    assertTrue(rackwiseBytes < stockBytes, "Rackwise moved " + rackwiseBytes
-        + " B of shuffle across racks, stock FairScheduler " + stockBytes + " B");
+        100.0 * stockBytes / shuffled, shuffled, ratio, MAX_RATIO_TO_STOCK);
+    // Half of stock's is a margin no run that merely happened to place a few reduces well can
+    // meet by chance; the README lists the recorded ratios (about 0.02, and one run at 0.519).
+    assertTrue(rackwiseBytes <= MAX_RATIO_TO_STOCK * stockBytes, "Rackwise moved "
+        + rackwiseBytes + " B of shuffle across racks, stock FairScheduler " + stockBytes
+        + " B: more than " + MAX_RATIO_TO_STOCK + " of stock's");
   }
 
   /** The jobs that shuffle (TeraGen has no reduces). */

@@ -10,7 +10,8 @@ import org.apache.hadoop.conf.Configuration;
 
 /**
  * The yarn-site.xml keys read by the Java shim itself: those under
- * {@code yarn.scheduler.rackwise.native.}, {@code .state.}, {@code .stats.} and {@code .feed.}. Every other
+ * {@code yarn.scheduler.rackwise.native.}, {@code .state.}, {@code .stats.} and {@code .feed.},
+ * each parsed and validated here only. Every other
  * {@code yarn.scheduler.rackwise.*} key belongs to the native core, which owns its defaults and
  * validation (see {@link #coreSettings}); splitting by prefix means each key is parsed in exactly
  * one place and a new shim key never needs registering twice.
@@ -21,6 +22,10 @@ public final class ShimSettings {
   public static final String NATIVE_REQUIRED = PREFIX + "native.required";
   /** Directory for state that must survive a restart (learned shuffle ratios). */
   public static final String STATE_DIR = PREFIX + "state.dir";
+  /** Shortest time between two writes of the learned history. */
+  public static final String STATE_FLUSH_INTERVAL_MS = PREFIX + "state.flush-interval-ms";
+  /** How many job names the learned history keeps. */
+  public static final String STATE_LEARNED_MAX_ENTRIES = PREFIX + "state.learned.max-entries";
   /** Poll MapReduce ApplicationMasters for job counters. */
   public static final String STATS_ENABLED = PREFIX + "stats.enabled";
   public static final String STATS_POLL_INTERVAL_MS = PREFIX + "stats.poll-interval-ms";
@@ -34,16 +39,21 @@ public final class ShimSettings {
 
   private final boolean nativeRequired;
   private final Path stateDir;
+  private final long stateFlushIntervalMs;
+  private final int learnedMaxEntries;
   private final boolean statsEnabled;
   private final long statsPollIntervalMs;
-  private final long statsTimeoutMs;
+  private final int statsTimeoutMs;
   private final Path feedFile;
   private final long feedPollIntervalMs;
 
-  private ShimSettings(boolean nativeRequired, Path stateDir, boolean statsEnabled,
-      long statsPollIntervalMs, long statsTimeoutMs, Path feedFile, long feedPollIntervalMs) {
+  private ShimSettings(boolean nativeRequired, Path stateDir, long stateFlushIntervalMs,
+      int learnedMaxEntries, boolean statsEnabled, long statsPollIntervalMs, int statsTimeoutMs,
+      Path feedFile, long feedPollIntervalMs) {
     this.nativeRequired = nativeRequired;
     this.stateDir = stateDir;
+    this.stateFlushIntervalMs = stateFlushIntervalMs;
+    this.learnedMaxEntries = learnedMaxEntries;
     this.statsEnabled = statsEnabled;
     this.statsPollIntervalMs = statsPollIntervalMs;
     this.statsTimeoutMs = statsTimeoutMs;
@@ -56,16 +66,21 @@ public final class ShimSettings {
     List<String> problems = new ArrayList<>();
     boolean required = parseBoolean(conf, NATIVE_REQUIRED, false, problems);
     boolean stats = parseBoolean(conf, STATS_ENABLED, true, problems);
+    long flushInterval = parsePositiveLong(conf, STATE_FLUSH_INTERVAL_MS, 30_000, problems);
+    int maxEntries = (int) parsePositive(conf, STATE_LEARNED_MAX_ENTRIES, 10_000,
+        Integer.MAX_VALUE, "a positive whole number", problems);
     long interval = parsePositiveLong(conf, STATS_POLL_INTERVAL_MS, 5000, problems);
-    long timeout = parsePositiveLong(conf, STATS_TIMEOUT_MS, 2000, problems);
+    int timeout = (int) parsePositive(conf, STATS_TIMEOUT_MS, 2000, Integer.MAX_VALUE,
+        "a positive whole number of milliseconds", problems);
     long feedInterval = parsePositiveLong(conf, FEED_POLL_INTERVAL_MS, 1000, problems);
     String dir = conf.getTrimmed(STATE_DIR, "");
     String feed = conf.getTrimmed(FEED_FILE, "");
     if (!problems.isEmpty()) {
       throw RackwiseConfigException.of(problems);
     }
-    return new ShimSettings(required, dir.isEmpty() ? null : Paths.get(dir), stats, interval,
-        timeout, feed.isEmpty() ? null : Paths.get(feed), feedInterval);
+    return new ShimSettings(required, dir.isEmpty() ? null : Paths.get(dir), flushInterval,
+        maxEntries, stats, interval, timeout, feed.isEmpty() ? null : Paths.get(feed),
+        feedInterval);
   }
 
   /**
@@ -97,19 +112,26 @@ public final class ShimSettings {
 
   private static long parsePositiveLong(Configuration conf, String key, long defaultValue,
       List<String> problems) {
+    return parsePositive(conf, key, defaultValue, Long.MAX_VALUE,
+        "a positive whole number of milliseconds", problems);
+  }
+
+  private static long parsePositive(Configuration conf, String key, long defaultValue, long max,
+      String expected, List<String> problems) {
     String raw = conf.getTrimmed(key);
     if (raw == null || raw.isEmpty()) {
       return defaultValue;
     }
     try {
       long value = Long.parseLong(raw);
-      if (value > 0) {
+      if (value > 0 && value <= max) {
         return value;
       }
     } catch (NumberFormatException e) {
       // reported below
     }
-    problems.add(key + ": value '" + raw + "' must be a positive whole number of milliseconds");
+    problems.add(key + ": value '" + raw + "' must be " + expected
+        + (max < Long.MAX_VALUE ? " up to " + max : ""));
     return defaultValue;
   }
 
@@ -122,6 +144,14 @@ public final class ShimSettings {
     return stateDir;
   }
 
+  public long stateFlushIntervalMs() {
+    return stateFlushIntervalMs;
+  }
+
+  public int learnedMaxEntries() {
+    return learnedMaxEntries;
+  }
+
   public boolean statsEnabled() {
     return statsEnabled;
   }
@@ -130,7 +160,7 @@ public final class ShimSettings {
     return statsPollIntervalMs;
   }
 
-  public long statsTimeoutMs() {
+  public int statsTimeoutMs() {
     return statsTimeoutMs;
   }
 

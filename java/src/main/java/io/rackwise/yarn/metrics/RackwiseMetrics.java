@@ -26,10 +26,12 @@ public class RackwiseMetrics {
   MutableCounterLong steeredContainers;
   @Metric("Apps whose wait tripped the starvation guard, summed over offers")
   MutableCounterLong starvationLifts;
-  @Metric("Native failures (library load or call); each falls back to FairScheduler")
+  @Metric("Native path failures (load, encode, call, decode, plan, logs, learned ratios)")
   MutableCounterLong nativeFailures;
   @Metric("Offers scheduled as stock FairScheduler because the native core is unavailable")
   MutableCounterLong fallbackOffers;
+  @Metric("Native offer calls slower than DecisionCore.SLOW_OFFER_MS (each logged at WARN)")
+  MutableCounterLong slowOffers;
   @Metric("Time of the native offer call")
   MutableRate offerCall;
   @Metric("1 while the native core steers scheduling, 0 in fallback")
@@ -74,6 +76,10 @@ public class RackwiseMetrics {
     nativeFailures.incr();
   }
 
+  public void slowOffer() {
+    slowOffers.incr();
+  }
+
   public void fellBack() {
     fallbackOffers.incr();
   }
@@ -104,6 +110,10 @@ public class RackwiseMetrics {
 
   public long getNativeFailures() {
     return nativeFailures.value();
+  }
+
+  public long getSlowOffers() {
+    return slowOffers.value();
   }
 
   public long getFallbackOffers() {

@@ -12,7 +12,7 @@ package io.rackwise.yarn.nativecore;
  *
  * <p>Nothing here loads the library; {@link #open} asks {@link NativeLibraryLoader} first.
  */
-public final class NativeCore implements AutoCloseable {
+public final class NativeCore implements NativeEngine {
 
   /**
    * Builds an engine ({@code Engine::new}).
@@ -49,6 +49,13 @@ public final class NativeCore implements AutoCloseable {
    */
   public static native void destroy(long handle);
 
+  /**
+   * Sets the most verbose level of native log records captured, process-wide: 0 off, 1 error,
+   * 2 warn, 3 info, 4 debug, 5 trace. Until it is first called, {@code RACKWISE_NATIVE_LOG_LEVEL}
+   * (default info) decides.
+   */
+  public static native void setMaxLogLevel(int level);
+
   /** The library's crate version, compared with the version this jar was built with. */
   public static native String version();
 
@@ -82,11 +89,13 @@ public final class NativeCore implements AutoCloseable {
   }
 
   /** {@link #offer(long, byte[])} on this engine. */
+  @Override
   public byte[] offer(byte[] offerRequest) {
     return offer(handle, offerRequest);
   }
 
   /** {@link #reconfigure(long, byte[])} on this engine. */
+  @Override
   public void reconfigure(byte[] engineConfig) {
     reconfigure(handle, engineConfig);
   }

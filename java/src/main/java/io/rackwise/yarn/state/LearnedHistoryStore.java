@@ -6,6 +6,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rackwise.yarn.config.ShimSettings;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
@@ -16,7 +17,6 @@ import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
@@ -31,7 +31,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
-import org.apache.hadoop.conf.Configuration;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,14 +54,14 @@ import org.slf4j.LoggerFactory;
  * one interval of learning is lost on a crash.
  *
  * <h2>Size</h2>
- * At most {@code maxEntries} job names are written (default {@value #DEFAULT_MAX_ENTRIES}),
+ * At most {@code maxEntries} job names are written (default {@code state.learned.max-entries}, default 10,000),
  * the most recently updated ones: recurring jobs keep their entry fresh, one-off names age
  * out. Between two writes the map may exceed the bound by what was learned meanwhile.
  *
  * <h2>Lifecycle</h2>
  * {@code load()} (once, before the engine is created, to seed it), then {@code start()}, then
  * {@code record(...)} per offer, then {@code close()} in {@code serviceStop}. With no
- * directory ({@value #STATE_DIR_KEY} unset, the caller passes null) nothing is read or
+ * directory ({@code state.dir} unset, the caller passes null) nothing is read or
  * written: {@code load()} returns an empty list and {@code record} does nothing.
  *
  * <p>A corrupt file must not stop the RM: {@link #load()} logs at ERROR what is wrong and
@@ -76,16 +75,6 @@ import org.slf4j.LoggerFactory;
 public final class LearnedHistoryStore implements Closeable {
 
   private static final Logger LOG = LoggerFactory.getLogger(LearnedHistoryStore.class);
-
-  /** Directory of the state files; unset means nothing is persisted. */
-  public static final String STATE_DIR_KEY = "yarn.scheduler.rackwise.state.dir";
-  /** Shortest time between two writes of the history file, milliseconds. */
-  public static final String FLUSH_INTERVAL_MS_KEY =
-      "yarn.scheduler.rackwise.state.flush-interval-ms";
-  public static final long DEFAULT_FLUSH_INTERVAL_MS = 30_000;
-  /** How many job names are kept. */
-  public static final String MAX_ENTRIES_KEY = "yarn.scheduler.rackwise.state.learned.max-entries";
-  public static final int DEFAULT_MAX_ENTRIES = 10_000;
 
   public static final String FILE_NAME = "learned-history.json";
   static final String TEMP_SUFFIX = ".tmp";
@@ -152,11 +141,12 @@ public final class LearnedHistoryStore implements Closeable {
    */
   public LearnedHistoryStore(Path dir, long flushIntervalMs, int maxEntries) {
     if (flushIntervalMs <= 0) {
-      throw new IllegalArgumentException(FLUSH_INTERVAL_MS_KEY + " must be > 0, got "
+      throw new IllegalArgumentException(ShimSettings.STATE_FLUSH_INTERVAL_MS + " must be > 0, got "
           + flushIntervalMs);
     }
     if (maxEntries <= 0) {
-      throw new IllegalArgumentException(MAX_ENTRIES_KEY + " must be > 0, got " + maxEntries);
+      throw new IllegalArgumentException(ShimSettings.STATE_LEARNED_MAX_ENTRIES
+          + " must be > 0, got " + maxEntries);
     }
     this.dir = dir;
     this.file = dir == null ? null : dir.resolve(FILE_NAME);
@@ -164,18 +154,10 @@ public final class LearnedHistoryStore implements Closeable {
     this.maxEntries = maxEntries;
   }
 
-  /** A store configured from {@value #STATE_DIR_KEY} and the other state keys. */
-  public static LearnedHistoryStore fromConfiguration(Configuration conf) {
-    return new LearnedHistoryStore(
-        stateDir(conf),
-        conf.getLong(FLUSH_INTERVAL_MS_KEY, DEFAULT_FLUSH_INTERVAL_MS),
-        conf.getInt(MAX_ENTRIES_KEY, DEFAULT_MAX_ENTRIES));
-  }
-
-  /** {@value #STATE_DIR_KEY} as a path, or null when it is unset or blank. */
-  public static Path stateDir(Configuration conf) {
-    String value = conf.getTrimmed(STATE_DIR_KEY);
-    return value == null || value.isEmpty() ? null : Paths.get(value);
+  /** A store as the {@code state.*} settings configure it. */
+  public static LearnedHistoryStore fromSettings(ShimSettings settings) {
+    return new LearnedHistoryStore(settings.stateDir(), settings.stateFlushIntervalMs(),
+        settings.learnedMaxEntries());
   }
 
   /** Whether anything is read or written (a directory was given). */

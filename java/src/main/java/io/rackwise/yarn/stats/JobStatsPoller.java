@@ -3,6 +3,7 @@ package io.rackwise.yarn.stats;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rackwise.yarn.config.ShimSettings;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
@@ -87,14 +88,6 @@ public final class JobStatsPoller implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(JobStatsPoller.class);
 
-  /** Delay between the end of one poll cycle and the start of the next, milliseconds. */
-  public static final String POLL_INTERVAL_MS_KEY =
-      "yarn.scheduler.rackwise.stats.poll-interval-ms";
-  public static final long DEFAULT_POLL_INTERVAL_MS = 5000;
-  /** Connect and read timeout of each HTTP request, milliseconds. */
-  public static final String TIMEOUT_MS_KEY = "yarn.scheduler.rackwise.stats.timeout-ms";
-  public static final int DEFAULT_TIMEOUT_MS = 2000;
-
   /** The application type MR clients submit with ({@code MRJobConfig.MR_APPLICATION_TYPE}). */
   public static final String MAPREDUCE_APPLICATION_TYPE = "MAPREDUCE";
   public static final String THREAD_NAME = "rackwise-job-stats-poller";
@@ -162,26 +155,24 @@ public final class JobStatsPoller implements AutoCloseable {
   public JobStatsPoller(Supplier<String> proxyBaseUrl, long pollIntervalMs, int timeoutMs) {
     this.proxyBaseUrl = Objects.requireNonNull(proxyBaseUrl, "proxyBaseUrl");
     if (pollIntervalMs <= 0) {
-      throw new IllegalArgumentException(POLL_INTERVAL_MS_KEY + " must be > 0, got "
+      throw new IllegalArgumentException(ShimSettings.STATS_POLL_INTERVAL_MS + " must be > 0, got "
           + pollIntervalMs);
     }
     if (timeoutMs <= 0) {
-      throw new IllegalArgumentException(TIMEOUT_MS_KEY + " must be > 0, got " + timeoutMs);
+      throw new IllegalArgumentException(ShimSettings.STATS_TIMEOUT_MS + " must be > 0, got "
+          + timeoutMs);
     }
     this.pollIntervalMs = pollIntervalMs;
     this.timeoutMs = timeoutMs;
   }
 
   /**
-   * A poller reading {@value #POLL_INTERVAL_MS_KEY} and {@value #TIMEOUT_MS_KEY} from
-   * {@code conf} and polling through the proxy address {@link #proxyBaseUrl(Configuration)}
-   * derives from it.
+   * A poller as the {@code stats.*} settings configure it, polling through the proxy address
+   * {@link #proxyBaseUrl(Configuration)} derives from {@code conf}.
    */
-  public static JobStatsPoller fromConfiguration(Configuration conf) {
-    return new JobStatsPoller(
-        () -> proxyBaseUrl(conf),
-        conf.getLong(POLL_INTERVAL_MS_KEY, DEFAULT_POLL_INTERVAL_MS),
-        conf.getInt(TIMEOUT_MS_KEY, DEFAULT_TIMEOUT_MS));
+  public static JobStatsPoller fromSettings(ShimSettings settings, Configuration conf) {
+    return new JobStatsPoller(() -> proxyBaseUrl(conf), settings.statsPollIntervalMs(),
+        settings.statsTimeoutMs());
   }
 
   /**

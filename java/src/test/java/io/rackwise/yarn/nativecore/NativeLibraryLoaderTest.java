@@ -9,9 +9,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.nio.channels.FileChannel;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardOpenOption;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -59,7 +62,13 @@ class NativeLibraryLoaderTest {
           .filter(p -> p.getFileName().toString().matches("librackwise-.*\\.so"))
           .filter(p -> result.message().contains(p.toString()))
           .findFirst().orElseThrow(() -> new AssertionError("no copy in " + dir));
-      assertTrue(Files.exists(copy.resolveSibling(copy.getFileName() + ".lck")));
+      Path lock = copy.resolveSibling(copy.getFileName() + ".lck");
+      // A lock this JVM holds makes its own tryLock throw; without one, tryLock succeeds. Another
+      // JVM's cleanup deletes a copy whose lock nobody holds, so the lock is what protects it.
+      try (FileChannel channel = FileChannel.open(lock, StandardOpenOption.WRITE)) {
+        assertThrows(OverlappingFileLockException.class, channel::tryLock,
+            "this JVM holds the lock on " + lock);
+      }
     }
   }
 

@@ -11,6 +11,8 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rackwise.yarn.config.RackwiseConfigException;
+import io.rackwise.yarn.config.ShimSettings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -125,9 +127,10 @@ class LearnedHistoryStoreTest {
     awaitTrue(() -> s.writes() == 1, "the first background write");
     assertEquals("wordcount", JSON.readTree(file().toFile()).get(0).get("job_name").asText());
 
-    // Recording what is already known changes nothing, so nothing is rewritten.
+    // Recording what is already known changes nothing, so nothing is rewritten: had it changed
+    // something, either the writer would have written it by now or this flush would.
     s.record(List.of(new LearnedRatio("wordcount", 1.7, 2)));
-    Thread.sleep(150);
+    assertFalse(s.flush(), "nothing new to write");
     assertEquals(1, s.writes());
 
     s.record(List.of(new LearnedRatio("wordcount", 1.9, 3)));
@@ -351,18 +354,22 @@ class LearnedHistoryStoreTest {
   }
 
   @Test
-  void stateDirectoryComesFromTheConfiguration() {
+  void theStoreFollowsTheStateSettings() throws Exception {
     Configuration conf = new Configuration(false);
-    assertNull(LearnedHistoryStore.stateDir(conf));
-    conf.set(LearnedHistoryStore.STATE_DIR_KEY, "  ");
-    assertNull(LearnedHistoryStore.stateDir(conf));
-    conf.set(LearnedHistoryStore.STATE_DIR_KEY, " " + dir + " ");
-    assertEquals(dir, LearnedHistoryStore.stateDir(conf));
-
-    conf.setLong(LearnedHistoryStore.FLUSH_INTERVAL_MS_KEY, 1000);
-    LearnedHistoryStore s = LearnedHistoryStore.fromConfiguration(conf);
+    assertFalse(LearnedHistoryStore.fromSettings(ShimSettings.from(conf)).isPersistent());
+    conf.set(ShimSettings.STATE_DIR, "  ");
+    assertNull(ShimSettings.from(conf).stateDir());
+    conf.set(ShimSettings.STATE_DIR, " " + dir + " ");
+    conf.set(ShimSettings.STATE_FLUSH_INTERVAL_MS, "1000");
+    LearnedHistoryStore s = LearnedHistoryStore.fromSettings(ShimSettings.from(conf));
     stores.add(s);
     assertEquals(file(), s.file());
+
+    conf.set(ShimSettings.STATE_LEARNED_MAX_ENTRIES, "0");
+    RackwiseConfigException refused =
+        assertThrows(RackwiseConfigException.class, () -> ShimSettings.from(conf));
+    assertTrue(refused.getMessage().contains("yarn.scheduler.rackwise.state.learned.max-entries:"
+        + " value '0' must be a positive whole number"), refused.getMessage());
   }
 
   @Test

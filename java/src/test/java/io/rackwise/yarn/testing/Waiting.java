@@ -1,7 +1,8 @@
 package io.rackwise.yarn.testing;
 
-import static org.junit.jupiter.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
 
+import java.time.Duration;
 import java.util.function.BooleanSupplier;
 
 /** Waiting on background threads in tests, with a generous bound so slow CI stays green. */
@@ -10,15 +11,9 @@ public final class Waiting {
   }
 
   /** Polls {@code condition} every 10 ms for up to 10 s; fails naming {@code what}. */
-  public static void awaitTrue(BooleanSupplier condition, String what) throws Exception {
-    long deadline = System.nanoTime() + 10_000_000_000L;
-    while (System.nanoTime() < deadline) {
-      if (condition.getAsBoolean()) {
-        return;
-      }
-      Thread.sleep(10);
-    }
-    fail("timed out waiting for " + what);
+  public static void awaitTrue(BooleanSupplier condition, String what) {
+    await(what).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+        .until(condition::getAsBoolean);
   }
 
   /** Whether a live thread of this name exists. */

@@ -63,12 +63,19 @@ public class RackwiseAppAttempt extends FSAppAttempt {
         || node.isPreemptedForApp(this)) {
       return super.assignContainer(node);
     }
-    OfferPlan.Entry head = plan.head(appId, entry -> satisfiable(entry, node));
-    if (head == null || !head.app().equals(appId)) {
+    OfferPlan.Entry head;
+    SchedulerRequestKey key;
+    try {
+      head = plan.head(appId, entry -> satisfiable(entry, node));
+      key = head != null && head.app().equals(appId) ? keyWithPriority(head.priority()) : null;
+    } catch (RuntimeException e) {
+      rackwise.planFailed(appId, node, e);
+      return super.assignContainer(node);
+    }
+    if (key == null) {
       rackwise.metrics().vetoed();
       return Resources.none();
     }
-    SchedulerRequestKey key = keyWithPriority(head.priority());
     active = new ActiveEntry(key, head.locality());
     try {
       Resource assigned = super.assignContainer(node);

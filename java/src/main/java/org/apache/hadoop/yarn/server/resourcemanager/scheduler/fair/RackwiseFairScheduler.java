@@ -9,6 +9,7 @@ import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
 import io.rackwise.yarn.config.RackwiseConfigException;
 import io.rackwise.yarn.config.ShimSettings;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
+import io.rackwise.yarn.nativecore.NativeEngine;
 import io.rackwise.yarn.netsat.NetworkLoadFeed;
 import io.rackwise.yarn.state.LearnedHistoryStore;
 import io.rackwise.yarn.state.LearnedRatio;
@@ -43,6 +44,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSc
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeResourceUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEventType;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -62,7 +64,6 @@ import org.slf4j.LoggerFactory;
  */
 public class RackwiseFairScheduler extends FairScheduler {
   private static final Logger LOG = LoggerFactory.getLogger(RackwiseFairScheduler.class);
-  private static final String MAPREDUCE = "MAPREDUCE";
 
   private Configuration rackwiseConf;
   private RackwiseMetrics metrics;
@@ -87,14 +88,13 @@ public class RackwiseFairScheduler extends FairScheduler {
     rackwiseConf = conf;
     metrics = RackwiseMetrics.register();
     super.serviceInit(conf);
-    history = LearnedHistoryStore.fromConfiguration(conf);
+    history = LearnedHistoryStore.fromSettings(shim);
     List<LearnedRatio> learned = history.load();
     followedAllocations = getAllocationConfiguration();
     core = DecisionCore.start(shim.nativeRequired(), engineConfig(conf, learned), metrics,
-        history::record);
+        this::learned, engineFactory());
     if (shim.statsEnabled() && core.isActive()) {
-      poller = new JobStatsPoller(() -> JobStatsPoller.proxyBaseUrl(conf),
-          shim.statsPollIntervalMs(), (int) shim.statsTimeoutMs());
+      poller = JobStatsPoller.fromSettings(shim, conf);
     }
     if (shim.feedFile() != null && core.isActive()) {
       feed = new NetworkLoadFeed(shim.feedFile(), shim.feedPollIntervalMs(), core);
@@ -143,22 +143,88 @@ public class RackwiseFairScheduler extends FairScheduler {
     return core != null && core.isActive();
   }
 
+  /** The engine behind the core: the JNI one; tests substitute engines that fail on purpose. */
+  NativeEngine.Factory engineFactory() {
+    return NativeEngine.JNI;
+  }
+
+  /** Ratios the core learned in an offer, kept across restarts. */
+  void learned(List<LearnedRatio> ratios) {
+    history.record(ratios);
+  }
+
   // ---- the offer -----------------------------------------------------------------------------
 
+  /**
+   * One node offer: ask the core for a plan, then let FairScheduler schedule with it. Held under
+   * the scheduler's write lock (FairScheduler takes the same lock inside; it is reentrant) so
+   * that the plan, made for the apps the scheduler holds now, is applied to those same apps,
+   * also when continuous scheduling offers from a thread of its own.
+   */
   @Override
   void attemptScheduling(FSSchedulerNode node) {
-    if (poller != null) {
-      for (JobStats stats : poller.drain()) {
-        core.jobStats(stats);
-      }
-    }
-    reportChangedAsks();
-    currentPlan = core.offer(getClock().getTime(), node.getNodeID().toString(),
-        node.getUnallocatedResource(), node.getNodeUtilization());
+    writeLock.lock();
     try {
-      super.attemptScheduling(node);
+      if (!offerable(node)) {
+        // FairScheduler's own checks skip this offer (and log why).
+        super.attemptScheduling(node);
+        return;
+      }
+      if (!core.isActive()) {
+        metrics.fellBack();
+        super.attemptScheduling(node);
+        return;
+      }
+      currentPlan = planFor(node);
+      try {
+        super.attemptScheduling(node);
+      } finally {
+        currentPlan = null;
+      }
     } finally {
-      currentPlan = null;
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * Whether FairScheduler would schedule on this node now: it is still tracked (a NODE_UPDATE may
+   * have waited while the node was removed) and recovery lets containers be allocated. Only then
+   * is the core asked; otherwise FairScheduler's own checks return without scheduling.
+   */
+  private boolean offerable(FSSchedulerNode node) {
+    return node != null && nodeTracker.exists(node.getNodeID())
+        && !(rmContext.isWorkPreservingRecoveryEnabled()
+            && !rmContext.isSchedulerReadyForAllocatingContainers());
+  }
+
+  /**
+   * Reports what changed, makes the native offer and checks its plan; null (stock FairScheduler
+   * for this offer, and every later one after a failure) when any of it fails.
+   */
+  private OfferPlan planFor(FSSchedulerNode node) {
+    String nodeId = node.getNodeID().toString();
+    try {
+      if (poller != null) {
+        for (JobStats stats : poller.drain()) {
+          core.jobStats(stats);
+        }
+      }
+      reportChangedAsks();
+    } catch (RuntimeException e) {
+      core.failed("encoding the asks and job statistics for the offer of node " + nodeId, e);
+      return null;
+    }
+    OfferPlan plan = core.offer(getClock().getTime(), nodeId, node.getUnallocatedResource(),
+        node.getNodeUtilization());
+    if (plan == null) {
+      return null;
+    }
+    try {
+      plan.checkApps(this::holdsSteerableApp);
+      return plan;
+    } catch (RuntimeException e) {
+      core.failed("checking the plan for node " + nodeId, e);
+      return null;
     }
   }
 
@@ -166,11 +232,38 @@ public class RackwiseFairScheduler extends FairScheduler {
     return currentPlan;
   }
 
+  /**
+   * Applying the plan to an app failed: the failure is the core's like any other, and the rest
+   * of this offer is FairScheduler's.
+   */
+  void planFailed(String appId, FSSchedulerNode node, RuntimeException e) {
+    currentPlan = null;
+    core.failed("applying the plan for node " + node.getNodeID() + " to app " + appId, e);
+  }
+
   RackwiseMetrics metrics() {
     return metrics;
   }
 
+  DecisionCore decisionCore() {
+    return core;
+  }
+
+  /** The operator's load feed, or null when none is configured. */
+  NetworkLoadFeed feed() {
+    return feed;
+  }
+
+  /** The current attempt of an app the plan names, for applying the plan; null if gone. */
   FSAppAttempt attemptOf(String appId) {
+    return currentAttempt(appId);
+  }
+
+  private boolean holdsSteerableApp(String appId) {
+    return currentAttempt(appId) instanceof RackwiseAppAttempt;
+  }
+
+  private FSAppAttempt currentAttempt(String appId) {
     SchedulerApplication<FSAppAttempt> app = applications.get(ApplicationId.fromString(appId));
     return app == null ? null : app.getCurrentAppAttempt();
   }
@@ -180,10 +273,26 @@ public class RackwiseFairScheduler extends FairScheduler {
     if (steered) {
       metrics.steeredContainer();
     }
-    core.containerAllocated(app.getApplicationId().toString(),
-        container.getContainerId().toString(), container.getAllocatedNode().toString(),
+    report("a container allocation", () -> core.containerAllocated(
+        app.getApplicationId().toString(), container.getContainerId().toString(),
+        container.getAllocatedNode().toString(),
         container.getAllocatedSchedulerKey().getPriority().getPriority(), locality,
-        container.getAllocatedResource(), container.getCreationTime());
+        container.getAllocatedResource(), container.getCreationTime()));
+  }
+
+  /**
+   * Tells the core about a change, only while it is active (nothing is built in fallback); a
+   * failure while doing so is a native-path failure, never the dispatcher's problem.
+   */
+  private void report(String what, Runnable toCore) {
+    if (!core.isActive()) {
+      return;
+    }
+    try {
+      toCore.run();
+    } catch (RuntimeException e) {
+      core.failed("reporting " + what, e);
+    }
   }
 
   /**
@@ -206,12 +315,12 @@ public class RackwiseFairScheduler extends FairScheduler {
       }
       Long previous = reportedAsks.put(entry.getKey(), fingerprint);
       if (previous == null || previous != fingerprint) {
-        core.asks(entry.getKey().toString(), askTable(app));
+        core.asks(entry.getKey().toString(), () -> askTable(app));
       }
     }
   }
 
-  private ArrayNode askTable(RackwiseAppAttempt app) {
+  ArrayNode askTable(RackwiseAppAttempt app) {
     ArrayNode table = core.newAskTable();
     for (SchedulerRequestKey key : app.allSchedulerKeys()) {
       if (key.getContainerToUpdate() != null) {
@@ -244,6 +353,10 @@ public class RackwiseFairScheduler extends FairScheduler {
 
   @Override
   public void handle(SchedulerEvent event) {
+    if (event.getType() == SchedulerEventType.APP_REMOVED) {
+      removeApp((AppRemovedSchedulerEvent) event);
+      return;
+    }
     super.handle(event);
     switch (event.getType()) {
       case NODE_ADDED:
@@ -253,28 +366,43 @@ public class RackwiseFairScheduler extends FairScheduler {
         reportNode(((NodeResourceUpdateSchedulerEvent) event).getRMNode());
         break;
       case NODE_REMOVED:
-        core.nodeRemoved(((NodeRemovedSchedulerEvent) event).getRemovedRMNode().getNodeID()
-            .toString());
-        break;
-      case APP_REMOVED:
-        ApplicationId appId = ((AppRemovedSchedulerEvent) event).getApplicationID();
-        reportedAsks.remove(appId);
-        if (poller != null) {
-          poller.untrack(appId);
-        }
-        core.appRemoved(appId.toString());
+        NodeRemovedSchedulerEvent removed = (NodeRemovedSchedulerEvent) event;
+        report("a node removal",
+            () -> core.nodeRemoved(removed.getRemovedRMNode().getNodeID().toString()));
         break;
       default:
         break;
     }
   }
 
-  private void reportNode(RMNode rmNode) {
-    FSSchedulerNode node = getSchedulerNode(rmNode.getNodeID());
-    if (node != null) {
-      core.nodeAdded(node.getNodeID().toString(), node.getNodeName(), node.getRackName(),
-          node.getTotalResource());
+  /**
+   * The core forgets the app before the scheduler does, under the write lock that offers hold:
+   * a plan can then never name an app the scheduler no longer has, which the plan check would
+   * take for a core failure. (The app's containers were completed with its attempt, earlier.)
+   */
+  private void removeApp(AppRemovedSchedulerEvent event) {
+    ApplicationId appId = event.getApplicationID();
+    writeLock.lock();
+    try {
+      reportedAsks.remove(appId);
+      if (poller != null) {
+        poller.untrack(appId);
+      }
+      report("an app removal", () -> core.appRemoved(appId.toString()));
+      super.handle(event);
+    } finally {
+      writeLock.unlock();
     }
+  }
+
+  private void reportNode(RMNode rmNode) {
+    report("a node", () -> {
+      FSSchedulerNode node = getSchedulerNode(rmNode.getNodeID());
+      if (node != null) {
+        core.nodeAdded(node.getNodeID().toString(), node.getNodeName(), node.getRackName(),
+            node.getTotalResource());
+      }
+    });
   }
 
   /**
@@ -322,24 +450,27 @@ public class RackwiseFairScheduler extends FairScheduler {
     }
   }
 
+  /** An app as the RM holds it; its name, type and tags may be null (DecisionCore copes). */
   private void reportApp(ApplicationId appId, String user, FSLeafQueue queue) {
-    RMApp rmApp = rmContext.getRMApps().get(appId);
-    String type = rmApp == null ? "" : rmApp.getApplicationType();
-    core.appAdded(appId.toString(), rmApp == null ? "" : rmApp.getName(), user, queue.getName(),
-        type == null ? "" : type,
-        rmApp == null ? Collections.emptySet() : rmApp.getApplicationTags(),
-        rmApp == null ? getClock().getTime() : rmApp.getSubmitTime());
-    if (poller != null && MAPREDUCE.equalsIgnoreCase(type)) {
-      poller.track(appId);
-    }
+    report("an added app", () -> {
+      RMApp rmApp = rmContext.getRMApps().get(appId);
+      String type = rmApp == null ? null : rmApp.getApplicationType();
+      core.appAdded(appId.toString(), rmApp == null ? null : rmApp.getName(), user,
+          queue.getName(), type, rmApp == null ? null : rmApp.getApplicationTags(),
+          rmApp == null ? getClock().getTime() : rmApp.getSubmitTime());
+      if (poller != null && JobStatsPoller.MAPREDUCE_APPLICATION_TYPE.equalsIgnoreCase(type)) {
+        poller.track(appId);
+      }
+    });
   }
 
   @Override
   protected void completedContainerInternal(RMContainer rmContainer,
       ContainerStatus containerStatus, RMContainerEventType event) {
     super.completedContainerInternal(rmContainer, containerStatus, event);
-    core.containerFinished(rmContainer.getApplicationAttemptId().getApplicationId().toString(),
-        rmContainer.getContainerId().toString(), getClock().getTime());
+    report("a finished container", () -> core.containerFinished(
+        rmContainer.getApplicationAttemptId().getApplicationId().toString(),
+        rmContainer.getContainerId().toString(), getClock().getTime()));
   }
 
   // ---- configuration reloads ------------------------------------------------------------------

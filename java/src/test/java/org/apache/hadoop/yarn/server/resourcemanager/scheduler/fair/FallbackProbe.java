@@ -10,7 +10,7 @@ import java.util.Map;
 /**
  * Runs in a child JVM whose classpath lacks the native library (see {@link NativeFallbackTest}):
  * starts a ResourceManager with RackwiseFairScheduler, runs one MapReduce-shaped job to its first
- * map container, and prints what happened. Exit 0 when the job was scheduled, 2 when the
+ * map container (three heartbeats after its AM runs), and prints what happened. Exit 0 when the job was scheduled, 2 when the
  * ResourceManager refused to start (the message is printed).
  */
 public final class FallbackProbe {
@@ -40,12 +40,17 @@ public final class FallbackProbe {
       MockRackCluster.Job job =
           running.submit("probe", "sw", "alice", Collections.emptySet(), "h1");
       running.ask(job, 1, List.of("h2"), 0);
-      running.heartbeat("h2", job);
       RackwiseMetrics metrics = running.rackwise().getRackwiseMetrics();
+      long beforeThreeHeartbeats = metrics.getFallbackOffers();
+      running.heartbeat("h2", job);
+      running.heartbeat("h1", job);
+      running.heartbeat("h2", job);
       System.out.println("SCHEDULED containers=" + job.containers.size()
           + " nativeActive=" + running.rackwise().isNativeActive()
           + " nativeFailures=" + metrics.getNativeFailures()
-          + " fallbackOffers=" + metrics.getFallbackOffers());
+          + " fallbackOffersBefore=" + beforeThreeHeartbeats
+          + " fallbackOffersForThreeHeartbeats="
+          + (metrics.getFallbackOffers() - beforeThreeHeartbeats));
     }
     System.exit(0);
   }

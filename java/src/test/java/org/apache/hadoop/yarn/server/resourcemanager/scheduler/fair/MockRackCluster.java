@@ -1,5 +1,6 @@
 package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 
+import io.rackwise.yarn.bridge.MapReducePriority;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -9,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.net.DNSToSwitchMapping;
@@ -18,12 +20,14 @@ import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.event.EventHandler;
 import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 
 /**
  * A real ResourceManager (Hadoop's MockRM) with hand-stepped NodeManagers whose hosts are mapped
@@ -32,12 +36,14 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
  * heartbeat, so a test reads the scheduler's order container by container.
  */
 final class MockRackCluster implements AutoCloseable {
-  static final int MAP = 20;
-  static final int REDUCE = 10;
+  static final int MAP = MapReducePriority.MAP;
+  static final int REDUCE = MapReducePriority.REDUCE;
   static final int NODE_MB = 8192;
   static final int TASK_MB = 1024;
 
   final MockRM rm;
+  /** Whatever reached the scheduler's event dispatcher (Hadoop 3.4's exits the RM on it). */
+  final List<Throwable> dispatcherFailures = new CopyOnWriteArrayList<>();
   final Map<String, MockNM> nodes = new LinkedHashMap<>();
   final Map<String, String> rackOf = new LinkedHashMap<>();
 
@@ -94,7 +100,20 @@ final class MockRackCluster implements AutoCloseable {
     // Container tokens name their NM by address; the test hosts (h1, h2, ...) have none, so
     // tokens carry host names instead, as in Hadoop's own scheduler tests.
     SecurityUtil.setTokenServiceUseIp(false);
-    rm = new MockRM(conf);
+    rm = new MockRM(conf) {
+      @Override
+      protected EventHandler<SchedulerEvent> createSchedulerEventDispatcher() {
+        EventHandler<SchedulerEvent> scheduler = super.createSchedulerEventDispatcher();
+        return event -> {
+          try {
+            scheduler.handle(event);
+          } catch (RuntimeException | Error e) {
+            dispatcherFailures.add(e);
+            throw e;
+          }
+        };
+      }
+    };
     rm.start();
     for (String host : rackOf.keySet()) {
       nodes.put(host, rm.registerNode(host + ":1234", NODE_MB, 8));

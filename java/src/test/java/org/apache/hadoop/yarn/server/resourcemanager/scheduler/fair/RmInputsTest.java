@@ -1,0 +1,137 @@
+package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
+
+import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.MAP;
+import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.TASK_MB;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
+import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
+import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.server.resourcemanager.placement.ApplicationPlacementContext;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
+import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
+import org.apache.hadoop.yarn.util.Records;
+import org.apache.hadoop.yarn.util.resource.Resources;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Inputs a ResourceManager really produces, which must never break the native path: a
+ * NODE_UPDATE for a node removed while the event waited, and an app without a name, type or
+ * tags. The native core is required here, so a failure would be thrown rather than fall back.
+ */
+class RmInputsTest {
+  private static final Map<String, List<String>> TWO_RACKS = new LinkedHashMap<>();
+
+  static {
+    TWO_RACKS.put("/r1", Arrays.asList("h1", "h2"));
+    TWO_RACKS.put("/r2", Arrays.asList("h3", "h4"));
+  }
+
+  @TempDir
+  Path workDir;
+
+  private MockRackCluster start(Class<?> scheduler, String queuesXml) throws Exception {
+    return new MockRackCluster(scheduler, MockRackCluster.allocationFile(queuesXml),
+        Map.of("yarn.scheduler.rackwise.native.required", "true"), TWO_RACKS, workDir);
+  }
+
+  /**
+   * Hadoop's own {@code TestFairScheduler#testRemovedNodeDecomissioningNode}: the node leaves
+   * the scheduler's node tracker (decommissioned meanwhile) while its NODE_UPDATE waits; the
+   * update then finds no scheduler node. FairScheduler skips the offer; so must we, without an
+   * exception (the scheduler dispatcher of Hadoop 3.4 exits the RM on one) and without asking
+   * the core. No {@code <rackwise>} element anywhere: this concerns every installation.
+   */
+  @ParameterizedTest
+  @ValueSource(classes = {FairScheduler.class, RackwiseFairScheduler.class})
+  void aNodeUpdateForARemovedNodeIsSkippedWithoutAnOffer(Class<?> schedulerClass)
+      throws Exception {
+    try (MockRackCluster cluster = start(schedulerClass, "<queue name=\"plain\"/>")) {
+      MockRackCluster.Job job = cluster.submit("job", "plain", "alice", Set.of(), "h1");
+      cluster.ask(job, 2, List.of("h2"), 0);
+      FairScheduler scheduler = (FairScheduler) cluster.rm.getResourceScheduler();
+      NodeId h2 = cluster.nodes.get("h2").getNodeId();
+      RMNode node = cluster.rm.getRMContext().getRMNodes().get(h2);
+      long offersBefore = offers(scheduler);
+
+      scheduler.getNodeTracker().removeNode(h2);
+      scheduler.handle(new NodeUpdateSchedulerEvent(node));
+
+      assertNull(scheduler.getSchedulerNode(h2));
+      cluster.collect(job);
+      assertEquals(List.of(), job.priorities(), "nothing placed on the removed node");
+      assertEquals(offersBefore, offers(scheduler), "the core was not asked");
+      // The other nodes are still scheduled.
+      cluster.heartbeat("h1", job);
+      assertEquals(List.of(MAP), job.priorities());
+    }
+  }
+
+  private static long offers(FairScheduler scheduler) {
+    return scheduler instanceof RackwiseFairScheduler
+        ? ((RackwiseFairScheduler) scheduler).getRackwiseMetrics().getOffers() : 0;
+  }
+
+  /**
+   * An app whose RMApp has no name, type or tags, built the way Hadoop's own FairScheduler
+   * tests build theirs (a real RMAppImpl given nulls): the core receives "" and no tags, and
+   * the offers after it are still decided natively, steering a MapReduce job beside it.
+   */
+  @Test
+  void anAppWithoutNameTypeOrTagsDoesNotBreakTheNativePath() throws Exception {
+    try (MockRackCluster cluster = start(RackwiseFairScheduler.class,
+        "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>")) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      MockRackCluster.Job job = cluster.submit("job", "sw", "alice",
+          RackwiseFairSchedulerTest.ratio(3), "h1");
+      cluster.ask(job, 2, List.of("h2"), 0);
+
+      ApplicationId bare = ApplicationId.newInstance(cluster.rm.getRMContext().getEpoch() + 7,
+          1);
+      ApplicationAttemptId attempt = ApplicationAttemptId.newInstance(bare, 1);
+      ApplicationSubmissionContext context = ApplicationSubmissionContext.newInstance(bare, null,
+          "root.sw", null, Records.newRecord(ContainerLaunchContext.class), false, false, 0,
+          Resources.createResource(TASK_MB), null);
+      RMApp rmApp = new RMAppImpl(bare, cluster.rm.getRMContext(), cluster.rm.getConfig(), null,
+          "bob", null, context, scheduler, null, 0, null, null, null,
+          new ApplicationPlacementContext("root.sw"), -1);
+      assertNull(rmApp.getName());
+      assertNull(rmApp.getApplicationTags());
+      cluster.rm.getRMContext().getRMApps().put(bare, rmApp);
+      scheduler.handle(new AppAddedSchedulerEvent(bare, "root.sw", "bob",
+          new ApplicationPlacementContext("root.sw")));
+      scheduler.handle(new AppAttemptAddedSchedulerEvent(attempt, false));
+
+      long offersBefore = scheduler.getRackwiseMetrics().getOffers();
+      cluster.heartbeat("h2", job);
+      cluster.heartbeat("h2", job);
+
+      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
+      assertTrue(scheduler.isNativeActive());
+      assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
+          "both offers decided natively");
+      assertEquals(List.of(MAP, MAP), job.priorities());
+      assertTrue(scheduler.getRackwiseMetrics().getSteeredContainers() > 0,
+          "the MapReduce job beside it is still steered");
+      assertTrue(scheduler.getSchedulerApp(attempt) instanceof RackwiseAppAttempt,
+          "the bare app is the scheduler's");
+    }
+  }
+}
