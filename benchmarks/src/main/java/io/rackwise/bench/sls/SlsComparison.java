@@ -11,9 +11,11 @@ import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.security.SecurityUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairSchedulerConfiguration;
 import org.apache.hadoop.yarn.sls.SLSRunner;
+import org.apache.hadoop.yarn.sls.appmaster.MRAMSimulator;
 import org.apache.hadoop.yarn.sls.conf.SLSConfiguration;
 import org.apache.hadoop.yarn.sls.scheduler.NodeUpdateTimes;
 import org.apache.hadoop.yarn.sls.scheduler.RackwiseSlsScheduler;
@@ -26,9 +28,9 @@ import org.apache.hadoop.yarn.sls.scheduler.StockSlsScheduler;
  *
  * <p>Usage: {@code SlsComparison <nodes> <stock|rackwise> <output dir> [policy] [jobs]} (run it
  * through {@code benchmarks/sls/run.sh}). The inputs are generated into the output directory:
- * a topology of racks of 20 nodes (SLS node file) and an SLS JSON trace of {@code jobs}
+ * a topology of racks of 20 nodes (SLS node file) and a Rumen trace of {@code jobs}
  * MapReduce jobs (default 300) submitted over the first 60 s, 10 to 100 maps each with one
- * input location (SLS traces carry one host per task), a tenth as many reduces, maps of 10-30 s
+ * input location (traces carry one host per task), a tenth as many reduces, maps of 10-30 s
  * and reduces of 10-20 s, in 10 queues of one user each; a fixed seed makes every run's inputs
  * the same. Every queue's {@code <rackwise>} element names {@code policy} (default
  * shufflewatcher); stock FairScheduler ignores the element.
@@ -38,7 +40,8 @@ public final class SlsComparison {
   private static final int QUEUES = 10;
   private static final long SUBMIT_WINDOW_MS = 60_000;
   private static final long FIRST_WINDOW_NANOS = TimeUnit.SECONDS.toNanos(120);
-  private static final long RUN_LIMIT_MS = TimeUnit.MINUTES.toMillis(30);
+  private static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(60);
+  private static final long RUN_LIMIT_NANOS = TimeUnit.MINUTES.toNanos(30);
 
   private SlsComparison() {}
 
@@ -67,7 +70,7 @@ public final class SlsComparison {
     }
     Files.createDirectories(out);
     Path nodeFile = out.resolve("nodes.json");
-    Path trace = out.resolve("trace.json");
+    Path trace = out.resolve("trace-rumen.json");
     Path allocation = out.resolve("fair-scheduler.xml");
     writeNodes(nodeFile, nodes);
     writeTrace(trace, nodes, jobs);
@@ -80,8 +83,11 @@ public final class SlsComparison {
     conf.setInt(SLSConfiguration.AM_HEARTBEAT_INTERVAL_MS, 1000);
     // SLS's own metrics (a web UI and CSV files) cost both schedulers time; the wrapper times
     // NODE_UPDATE itself.
-    conf.set(SLSConfiguration.METRICS_SWITCH, "OFF");
+    conf.setBoolean(SLSConfiguration.METRICS_SWITCH, false);
     conf.setInt(SLSConfiguration.RUNNER_POOL_SIZE, 50);
+    // SLS's defaults file (sls-runner.xml) is not in its jar: name the simulated AM of the
+    // trace's (Rumen's) job type.
+    conf.set(SLSConfiguration.AM_TYPE_PREFIX + "mapreduce", MRAMSimulator.class.getName());
     // Simulated AMs have no web proxy to poll.
     conf.setBoolean("yarn.scheduler.rackwise.stats.enabled", false);
     // The RM's servers on free ports: other RMs may run on this machine.
@@ -91,29 +97,44 @@ public final class SlsComparison {
       conf.set(key, "localhost:0");
     }
 
+    // Container tokens name their NodeManager by host name: the simulated hosts have no
+    // address to name them by.
+    SecurityUtil.setTokenServiceUseIp(false);
+    // SLS writes its rack table there, and does not create it.
+    Path slsOutput = Files.createDirectories(out.resolve("sls"));
     SLSRunner runner = new SLSRunner(conf);
-    runner.setSimulationParams(SLSRunner.TraceType.SLS, new String[] {trace.toString()},
-        nodeFile.toString(), out.resolve("sls").toString(), Collections.emptySet(), false);
-    long started = System.currentTimeMillis();
+    runner.setSimulationParams(SLSRunner.TraceType.RUMEN, new String[] {trace.toString()},
+        nodeFile.toString(), slsOutput.toString(), Collections.emptySet(), false);
+    long started = System.nanoTime();
     runner.start();
-    while (runner.getRemainingApps() > 0
-        && System.currentTimeMillis() - started < RUN_LIMIT_MS) {
+    // SLS 3.4.3 sometimes loses a job (its AM container reported lost), which then never
+    // finishes: the run ends when every job is done or none finished for STALL_NANOS.
+    int remaining = runner.getRemainingApps();
+    long lastFinished = System.nanoTime();
+    while (remaining > 0 && System.nanoTime() - lastFinished < STALL_NANOS
+        && System.nanoTime() - started < RUN_LIMIT_NANOS) {
       TimeUnit.SECONDS.sleep(1);
+      int now = runner.getRemainingApps();
+      if (now != remaining) {
+        remaining = now;
+        lastFinished = System.nanoTime();
+      }
     }
-    long elapsedMs = System.currentTimeMillis() - started;
-    int unfinished = runner.getRemainingApps();
+    int unfinished = remaining;
+    double elapsedSeconds = (lastFinished - started) / 1e9;
 
     NodeUpdateTimes times = NodeUpdateTimes.RECORDED;
-    System.out.printf(Locale.ROOT, "%nSLS %d nodes, %d jobs, scheduler %s%s: %s after %.0f s%n",
+    System.out.printf(Locale.ROOT, "%nSLS %d nodes, %d jobs, scheduler %s%s: %s, the last at %.0f s%n",
         nodes, jobs, scheduler, scheduler.equals("rackwise") ? " (" + policy + ")" : "",
-        unfinished == 0 ? "all jobs done" : unfinished + " jobs unfinished", elapsedMs / 1e3);
+        unfinished == 0 ? "all jobs done" : unfinished + " jobs unfinished (none finished in the "
+            + "last 60 s)", elapsedSeconds);
     System.out.println("| window | NODE_UPDATEs | s | updates/s | mean us | p50 us | p99 us |");
     System.out.println("|---|---|---|---|---|---|---|");
-    print("first 120 s", times.window(FIRST_WINDOW_NANOS));
-    print("whole run", times.window(Long.MAX_VALUE));
+    print("first 120 s", times.window(FIRST_WINDOW_NANOS, lastFinished));
+    print("whole run (to the last job done)", times.window(Long.MAX_VALUE, lastFinished));
     System.out.flush();
     // SLS's runner threads and the RM do not all stop on request; the figures are out.
-    System.exit(unfinished == 0 ? 0 : 1);
+    System.exit(0);
   }
 
   private static void print(String name, NodeUpdateTimes.Window window) {
@@ -142,40 +163,48 @@ public final class SlsComparison {
     }
   }
 
+  /**
+   * A Rumen trace (the job-history format SLS reads as {@code RUMEN}). SLS 3.4.3 cannot read its
+   * own SLS JSON format: it parses each job as a map of strings, and a job's task list is an
+   * array. Rumen carries one attempt per task; its host is the map's input location, and SLS
+   * asks for every task at its host, its rack and anywhere, reduces included (a real MapReduce
+   * AM asks for reduces anywhere).
+   */
   private static void writeTrace(Path file, int nodes, int jobs) throws IOException {
     Random random = new Random(2026);
+    long base = 1_700_000_000_000L;
     try (Writer out = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
       for (int job = 0; job < jobs; job++) {
-        long start = (long) (random.nextDouble() * SUBMIT_WINDOW_MS);
+        long submit = base + (long) (random.nextDouble() * SUBMIT_WINDOW_MS);
         int maps = 10 + random.nextInt(91);
         int reduces = Math.max(1, maps / 10);
-        StringBuilder tasks = new StringBuilder();
-        long end = start;
+        StringBuilder mapTasks = new StringBuilder();
+        long mapsEnd = submit;
         for (int m = 0; m < maps; m++) {
-          int node = random.nextInt(nodes);
           long duration = 10_000 + random.nextInt(20_001);
-          end = Math.max(end, start + duration);
-          tasks.append(tasks.length() == 0 ? "" : ",\n").append(String.format(Locale.ROOT,
-              "  {\"container.host\": \"/%s/%s\", \"container.start.ms\": %d, "
-                  + "\"container.end.ms\": %d, \"container.priority\": 20, "
-                  + "\"container.type\": \"map\"}", rack(node), host(node), start,
-              start + duration));
+          mapsEnd = Math.max(mapsEnd, submit + duration);
+          appendTask(mapTasks, random.nextInt(nodes), submit, submit + duration);
         }
+        StringBuilder reduceTasks = new StringBuilder();
+        long end = mapsEnd;
         for (int r = 0; r < reduces; r++) {
           long duration = 10_000 + random.nextInt(10_001);
-          // No host: a MapReduce AM asks for reduces anywhere.
-          tasks.append(",\n").append(String.format(Locale.ROOT,
-              "  {\"container.start.ms\": %d, \"container.end.ms\": %d, "
-                  + "\"container.priority\": 10, \"container.type\": \"reduce\"}", end,
-              end + duration));
+          end = Math.max(end, mapsEnd + duration);
+          appendTask(reduceTasks, random.nextInt(nodes), mapsEnd, mapsEnd + duration);
         }
         int queue = job % QUEUES;
-        out.write(String.format(Locale.ROOT, "{\"am.type\": \"mapreduce\", \"job.start.ms\": %d, "
-            + "\"job.end.ms\": %d, \"job.queue.name\": \"q%d\", \"job.id\": \"job_%d\", "
-            + "\"job.user\": \"user%d\", \"job.tasks\": [\n%s]}\n", start, end + 20_000, queue,
-            job, queue, tasks));
+        out.write(String.format(Locale.ROOT, "{\"jobID\": \"job_%d_%04d\", \"user\": \"user%d\", "
+            + "\"queue\": \"q%d\", \"submitTime\": %d, \"finishTime\": %d,%n"
+            + "\"mapTasks\": [%s],%n\"reduceTasks\": [%s]}%n", base, job, queue, queue, submit,
+            end, mapTasks, reduceTasks));
       }
     }
+  }
+
+  private static void appendTask(StringBuilder tasks, int node, long start, long finish) {
+    tasks.append(tasks.length() == 0 ? "" : ",\n").append(String.format(Locale.ROOT,
+        "{\"attempts\": [{\"hostName\": \"/%s/%s\", \"startTime\": %d, \"finishTime\": %d}]}",
+        rack(node), host(node), start, finish));
   }
 
   private static void writeAllocation(Path file, String policy) throws IOException {

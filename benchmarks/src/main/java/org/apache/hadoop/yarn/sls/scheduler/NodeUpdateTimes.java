@@ -28,14 +28,18 @@ public final class NodeUpdateTimes {
     count++;
   }
 
-  /** The figures of the updates that started in the first {@code windowNanos} of the run. */
-  public synchronized Window window(long windowNanos) {
+  /**
+   * The figures of the updates that started within {@code windowNanos} of the first one and
+   * before {@code endNanos} ({@link System#nanoTime()}).
+   */
+  public synchronized Window window(long windowNanos, long endNanos) {
+    long limit = firstNanos < 0 ? 0 : Math.min(windowNanos, endNanos - firstNanos);
     int n = 0;
-    while (n < count && startedNanos[n] < windowNanos) {
+    while (n < count && startedNanos[n] < limit) {
       n++;
     }
     long[] took = Arrays.copyOf(tookNanos, n);
-    long span = n == 0 ? 0 : Math.min(windowNanos, startedNanos[n - 1] + took[n - 1]);
+    long span = n == 0 ? 0 : Math.min(limit, startedNanos[n - 1] + took[n - 1]);
     return new Window(took, span);
   }
 
