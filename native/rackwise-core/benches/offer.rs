@@ -253,7 +253,7 @@ fn cluster_events() -> Vec<Event> {
 /// the events, whose plan is not measured).
 fn busy_engine(policy: &str) -> Engine {
     let mut engine = Engine::new(&config(policy)).expect("the bench's configuration is valid");
-    let _ = engine.offer_owned(OfferRequest {
+    let _ = engine.offer(OfferRequest {
         now_ms: START_MS - 1_000,
         events: cluster_events(),
         node: offered(0).node,
@@ -326,7 +326,7 @@ fn percentiles(policy: &str, count: usize) {
     for _ in 0..count {
         let request = offers.next();
         let started = Instant::now();
-        let response = black_box(engine.offer_owned(request));
+        let response = black_box(engine.offer(request));
         planned_entries += response
             .plan
             .queues
@@ -368,7 +368,7 @@ fn offer(c: &mut Criterion) {
         let mut engine = busy_engine(policy);
         let mut offers = Offers::new();
         group.bench_function(policy, |b| {
-            b.iter(|| black_box(engine.offer_owned(offers.next())))
+            b.iter(|| black_box(engine.offer(offers.next())))
         });
     }
     group.finish();
