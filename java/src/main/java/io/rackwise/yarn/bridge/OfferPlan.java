@@ -59,7 +59,7 @@ public final class OfferPlan {
   private final Map<String, List<Entry>> entriesByQueue;
   private final Map<String, String> queueOfSteeredApp;
 
-  private OfferPlan(Map<String, List<Entry>> entriesByQueue,
+  OfferPlan(Map<String, List<Entry>> entriesByQueue,
       Map<String, String> queueOfSteeredApp) {
     this.entriesByQueue = entriesByQueue;
     this.queueOfSteeredApp = queueOfSteeredApp;
@@ -175,6 +175,17 @@ public final class OfferPlan {
       }
     }
     return null;
+  }
+
+  /**
+   * The entry {@code appId} places under now: the head of its queue when the head is the app's
+   * own, else null and the app is vetoed for this offer. Only for an app the plan {@link #steers};
+   * the rest is FairScheduler's. The core's simulator applies the same rule
+   * ({@code rackwise_core::mapreduce::placement}); shared test vectors keep the two equal.
+   */
+  public Entry entryFor(String appId, Predicate<Entry> satisfiable) {
+    Entry head = head(appId, satisfiable);
+    return head != null && head.app.equals(appId) ? head : null;
   }
 
   /** The entry was tried and placed nothing; later calls in this offer move past it. */

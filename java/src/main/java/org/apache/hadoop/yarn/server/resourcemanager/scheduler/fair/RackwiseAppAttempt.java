@@ -66,8 +66,8 @@ public class RackwiseAppAttempt extends FSAppAttempt {
     OfferPlan.Entry head;
     SchedulerRequestKey key;
     try {
-      head = plan.head(appId, entry -> satisfiable(entry, node));
-      key = head != null && head.app().equals(appId) ? keyWithPriority(head.priority()) : null;
+      head = plan.entryFor(appId, entry -> satisfiable(entry, node));
+      key = head == null ? null : keyWithPriority(head.priority());
     } catch (RuntimeException e) {
       rackwise.planFailed(appId, node, e);
       return super.assignContainer(node);
