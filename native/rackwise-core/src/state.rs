@@ -274,7 +274,7 @@ impl Apps {
     }
 
     /// The slot of a known app.
-    fn slot_of(&self, id: &AppId) -> Option<usize> {
+    pub fn slot_of(&self, id: &AppId) -> Option<usize> {
         self.slots_by_id.get(id).copied()
     }
 
@@ -392,15 +392,18 @@ impl ClusterState {
         }
     }
 
-    /// Each queue with candidate apps, in queue name order, with their submit times, ids and
-    /// apps in (submit time, app id) order.
+    /// Each queue with candidate apps, in queue name order, with their submit times, slots, ids
+    /// and apps in (submit time, app id) order. An app's slot is stable while it is known and
+    /// may be reused once it leaves: per-app memory may be indexed by it, checked by id.
+    #[allow(clippy::type_complexity)]
     pub fn candidates_by_queue(
         &self,
-    ) -> impl ExactSizeIterator<Item = (&Arc<str>, impl Iterator<Item = (u64, &AppId, &App)>)> {
+    ) -> impl ExactSizeIterator<Item = (&Arc<str>, impl Iterator<Item = (u64, usize, &AppId, &App)>)>
+    {
         self.candidates_by_queue.iter().map(|(queue, listed)| {
-            let apps = listed
-                .iter()
-                .filter_map(|((submit, id), &slot)| Some((*submit, id, self.apps.in_slot(slot)?)));
+            let apps = listed.iter().filter_map(|((submit, id), &slot)| {
+                Some((*submit, slot, id, self.apps.in_slot(slot)?))
+            });
             (queue, apps)
         })
     }

@@ -242,7 +242,8 @@ fn check_indexes(state: &ClusterState) {
     let indexed: Vec<(&str, u64, &AppId)> = state
         .candidates_by_queue()
         .flat_map(|(queue, apps)| {
-            apps.map(move |(submit, id, app)| {
+            apps.map(move |(submit, slot, id, app)| {
+                assert_eq!(state.apps.slot_of(id), Some(slot));
                 // The index's slot holds the app of that id.
                 assert!(std::ptr::eq(app, &state.apps[id]), "{}", id.0);
                 (&**queue, submit, id)

@@ -97,6 +97,10 @@ pub struct Offer<'a> {
 pub struct Candidate<'a> {
     pub id: &'a AppId,
     pub app: &'a App,
+    /// The app's slot in the state (`Apps::slot_of`): stable while the app is known, reused
+    /// after it leaves. A policy may keep per-app memory in a vector indexed by it, checking
+    /// the id, instead of searching a map by id for every candidate on every offer.
+    pub slot: usize,
 }
 
 /// One steered queue on one offer.
@@ -216,7 +220,7 @@ impl Registry {
                 continue;
             }
             candidates.clear();
-            candidates.extend(listed.map(|(_, id, app)| Candidate { id, app }));
+            candidates.extend(listed.map(|(_, slot, id, app)| Candidate { id, app, slot }));
             let mut entries = Vec::new();
             for candidate in &candidates {
                 let waited = candidate

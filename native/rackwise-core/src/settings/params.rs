@@ -6,6 +6,9 @@
 //! from what the code reads.
 
 use crate::error::ConfigProblem;
+use std::any::Any;
+use std::fmt;
+use std::sync::OnceLock;
 
 /// One declared setting.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -203,10 +206,11 @@ fn alternatives(words: &[&str]) -> String {
 }
 
 /// The parsed values of a list of declared parameters: each one's value, or its default.
-#[derive(Debug, Clone, PartialEq)]
 pub struct ParamValues {
     params: &'static [Param],
     values: Vec<Value>,
+    /// The values as the policy's own type, read once (see [`ParamValues::typed`]).
+    typed: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 impl ParamValues {
@@ -215,7 +219,19 @@ impl ParamValues {
         ParamValues {
             params,
             values: params.iter().map(Param::default_value).collect(),
+            typed: OnceLock::new(),
         }
+    }
+
+    /// The values read into a policy's own type by `read`, once: policies read their
+    /// parameters on every offer, and looking each one up by name there would cost more than
+    /// the ranking. Every caller must ask for the same type (a policy reads its parameters one
+    /// way); asking for another is a bug and panics.
+    pub fn typed<T: Any + Send + Sync>(&self, read: fn(&ParamValues) -> T) -> &T {
+        self.typed
+            .get_or_init(|| Box::new(read(self)))
+            .downcast_ref::<T>()
+            .expect("parameters read as two different types")
     }
 
     /// Parses the raw values given (by name) for `params`, reporting each bad one as a problem
@@ -253,6 +269,7 @@ impl ParamValues {
         match self.params.iter().position(|p| p.name == name) {
             Some(i) => {
                 self.values[i] = value;
+                self.typed = OnceLock::new();
                 true
             }
             None => false,
@@ -287,6 +304,31 @@ impl ParamValues {
             Value::Word(v) => v,
             other => panic!("parameter {name} is {other:?}, not a word"),
         }
+    }
+}
+
+// The typed copy is a cache of the values: it is not part of what the values are.
+impl Clone for ParamValues {
+    fn clone(&self) -> ParamValues {
+        ParamValues {
+            params: self.params,
+            values: self.values.clone(),
+            typed: OnceLock::new(),
+        }
+    }
+}
+
+impl PartialEq for ParamValues {
+    fn eq(&self, other: &ParamValues) -> bool {
+        self.params == other.params && self.values == other.values
+    }
+}
+
+impl fmt::Debug for ParamValues {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_map()
+            .entries(self.params.iter().map(|p| p.name).zip(&self.values))
+            .finish()
     }
 }
 
@@ -395,5 +437,7 @@ mod tests {
         assert_eq!(values.number("count"), 3.0);
         assert!(values.bool("on"));
         assert_eq!(values.word("mode"), "c");
+        let read = |v: &ParamValues| (v.number("count"), v.bool("on"));
+        assert_eq!(*values.typed(read), (3.0, true));
     }
 }

@@ -539,19 +539,18 @@ impl Policy for Nas {
 
     /// The offered node's budget, refreshing TrafficThreshold when due.
     fn begin_offer(&mut self, context: &Context, offer: &Offer) {
-        let keys = Keys::of(context.keys);
-        self.budget = Some(self.budget(context.state, context.settings, &keys, offer));
+        let keys = context.keys.typed(Keys::of);
+        self.budget = Some(self.budget(context.state, context.settings, keys, offer));
     }
 
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {
         let Some(budget) = self.budget else {
             return;
         };
-        let params = Params::of(turn.params);
         let user = UserTurn {
             candidates: turn.candidates,
             queue: turn.queue,
-            params: &params,
+            params: turn.params.typed(Params::of),
             settings: turn.context.settings,
             state: turn.context.state,
             budget,

@@ -110,7 +110,9 @@ pub struct JobPlacement {
 /// fairness has been skipping each queue.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ShuffleWatcher {
-    jobs: BTreeMap<AppId, JobPlacement>,
+    /// Each job's decisions with its id, at the job's slot in the state: every offer reads the
+    /// decisions of every candidate, without a search by id.
+    jobs: Vec<Option<(AppId, JobPlacement)>>,
     /// A queue is skipped only while it has nothing preferred to run here, for at most its
     /// `relaxedIntervalMs`.
     relaxed_skips: BTreeMap<String, u64>,
@@ -119,13 +121,34 @@ pub struct ShuffleWatcher {
 impl ShuffleWatcher {
     /// SAMP's and SARP's decisions for a job, if any was made.
     pub fn job(&self, app: &AppId) -> Option<&JobPlacement> {
-        self.jobs.get(app)
+        self.known().find(|(id, _)| *id == app).map(|(_, job)| job)
+    }
+
+    /// The decisions of the job at `slot`, if they are `app`'s.
+    fn at(&self, slot: usize, app: &AppId) -> Option<&JobPlacement> {
+        match self.jobs.get(slot)? {
+            Some((id, job)) if id == app => Some(job),
+            _ => None,
+        }
+    }
+
+    fn known(&self) -> impl Iterator<Item = (&AppId, &JobPlacement)> {
+        self.jobs.iter().flatten().map(|(id, job)| (id, job))
+    }
+
+    /// Forgets the decisions of a job that left (its slot is no longer known).
+    fn forget(&mut self, app: &AppId) {
+        for slot in &mut self.jobs {
+            if slot.as_ref().is_some_and(|(id, _)| id == app) {
+                *slot = None;
+            }
+        }
     }
 
     /// For each rack, how many known jobs other than `app` prefer it (SAMP's tie-break).
     fn racks_preferred_by_jobs_other_than(&self, app: &AppId) -> BTreeMap<RackName, u32> {
         let mut counts = BTreeMap::new();
-        for (id, other) in &self.jobs {
+        for (id, other) in self.known() {
             if id == app {
                 continue;
             }
@@ -138,13 +161,22 @@ impl ShuffleWatcher {
 
     /// The once-per-job steps on a new ask table: SAMP when the first map asks arrive (their
     /// rack counts are where the input blocks are), SARP when reduces are first asked for.
-    fn shuffle_watch(&mut self, id: &AppId, app: &App, params: &Params) {
+    fn shuffle_watch(&mut self, id: &AppId, slot: usize, app: &App, params: &Params) {
         let maps = app.asks.get(&MAP_PRIORITY);
-        let samp_due = maps.is_some() && self.jobs.get(id).is_none_or(|j| j.samp.is_none());
+        let samp_due = maps.is_some() && self.at(slot, id).is_none_or(|j| j.samp.is_none());
         // SAMP's tie-break walks every job, so it is counted only when SAMP runs (once per
         // job). This ask table changes no other job's choice.
         let preferred_by_others = samp_due.then(|| self.racks_preferred_by_jobs_other_than(id));
-        let placement = self.jobs.entry(id.clone()).or_default();
+        if self.jobs.len() <= slot {
+            self.jobs.resize(slot + 1, None);
+        }
+        let entry = &mut self.jobs[slot];
+        if entry.as_ref().is_none_or(|(owner, _)| owner != id) {
+            *entry = Some((id.clone(), JobPlacement::default()));
+        }
+        let Some((_, placement)) = entry else {
+            return;
+        };
         if let (Some(preferred_by_others), Some(maps)) = (preferred_by_others, maps) {
             placement.samp = samp::choose(
                 maps.any,
@@ -241,19 +273,25 @@ impl Policy for ShuffleWatcher {
     fn observe(&mut self, context: &Context, observation: &Observation) {
         match observation {
             // A re-added app starts over.
-            Observation::AppAdded { app } | Observation::AppRemoved { app } => {
-                self.jobs.remove(app);
+            // A (re-)added app starts over at its slot.
+            Observation::AppAdded { app } => {
+                if let Some(slot) = context.state.apps.slot_of(app) {
+                    if let Some(entry) = self.jobs.get_mut(slot) {
+                        *entry = None;
+                    }
+                }
             }
+            Observation::AppRemoved { app } => self.forget(app),
             Observation::AsksReplaced { app: id } => {
                 let state: &ClusterState = context.state;
-                let Some(app) = state.apps.get(id) else {
+                let (Some(slot), Some(app)) = (state.apps.slot_of(id), state.apps.get(id)) else {
                     return;
                 };
                 if !app.is_mapreduce {
                     return;
                 }
                 if let Some(values) = context.steered(&app.queue) {
-                    self.shuffle_watch(id, app, &Params::of(values));
+                    self.shuffle_watch(id, slot, app, values.typed(Params::of));
                 }
             }
             _ => {}
@@ -261,15 +299,15 @@ impl Policy for ShuffleWatcher {
     }
 
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {
-        let params = Params::of(turn.params);
+        let params = turn.params.typed(Params::of);
         let placements: Vec<Option<&JobPlacement>> = turn
             .candidates
             .iter()
-            .map(|candidate| self.jobs.get(candidate.id))
+            .map(|candidate| self.at(candidate.slot, candidate.id))
             .collect();
-        let preferred = nass::rank(turn.candidates, &placements, &params, turn.offer, entries);
+        let preferred = nass::rank(turn.candidates, &placements, params, turn.offer, entries);
         if params.relaxed_fairness && !turn.starved {
-            self.relax(turn.queue, preferred, &params, turn.offer.now_ms, entries);
+            self.relax(turn.queue, preferred, params, turn.offer.now_ms, entries);
         }
     }
 }
