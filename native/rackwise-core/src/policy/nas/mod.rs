@@ -14,7 +14,7 @@
 //!   serves them first once the rack clears), and makes MTS hold heavy and medium maps on the
 //!   rack while it stays congested.
 //!
-//! How the paper maps onto YARN, and the choices it leaves open (ambiguities 22–25):
+//! How the paper maps onto YARN, and the choices it leaves open (choices 22–25 in docs/design-choices.md):
 //!
 //! * Congestion (22) is NetSat's per-rack signal for the offered node's rack (model estimate or
 //!   operator feed) against `netsat.threshold`, 0.8 by default: the paper's experiments used

@@ -13,7 +13,7 @@
 //! * `sarpQuota=strict` (default): a shuffle-heavy job's reduces are vetoed on a rack whose
 //!   quota is used, so reduces end up in proportion to map output; the starvation guard still
 //!   bounds any wait. `preference` keeps them as Figure 3's lowest reduce category.
-//! * the starvation window (ambiguity 8): jobs are grouped by `submit / starvationWindowMs`; an
+//! * the starvation window (choice 8, docs/design-choices.md): jobs are grouped by `submit / starvationWindowMs`; an
 //!   earlier window's jobs are ranked, whole, before a later window's, overriding the
 //!   categories (a 10-minute-old job's remote map beats a new job's local one).
 
@@ -88,7 +88,7 @@ impl Category {
     }
 
     /// Whether a placement in this category counts as "preferred" for relaxed fairness
-    /// (Figure 3 lines 4/5/7/8 saturated, 13/16/17 unsaturated: ambiguity 9).
+    /// (Figure 3 lines 4/5/7/8 saturated, 13/16/17 unsaturated: choice 9).
     pub(super) fn is_preferred(self, saturated: bool) -> bool {
         match self {
             Category::PreferredRackMaps

@@ -8,7 +8,7 @@
 //! map output (SARP). Few racks localise the shuffle; too few force remote map reads.
 //!
 //! The RM only tells us, per rack, how many of the job's maps have a replica there (the MapReduce
-//! AM's rack asks), not which blocks share replicas. Our choices, documented as ambiguity 4:
+//! AM's rack asks), not which blocks share replicas. Our choices (choice 4 in docs/design-choices.md):
 //! * blocks with no replica in a set of racks: `M × Π (1 − c[x]/M)`, replicas taken as
 //!   independent across racks;
 //! * maps whose splits the set holds are balanced across the set's racks (they free up at

@@ -4,7 +4,7 @@
 //! how its reduces should split over racks: in proportion to where its map output sits once
 //! `mapCompletionThreshold` (15 %) of its maps completed, else SAMP's tentative split. The
 //! split is kept as shares so the quota counts always sum to the job's reduce count, even when
-//! that count becomes known only later (largest-remainder rounding, ambiguity 7).
+//! that count becomes known only later (largest-remainder rounding, choice 7 in docs/design-choices.md).
 
 use super::samp::SampChoice;
 use crate::protocol::RackName;

@@ -56,7 +56,7 @@ import org.slf4j.LoggerFactory;
  * reservations, metrics, web UI). On every node offer this class makes one native call carrying
  * what changed since the previous one and receives a plan; {@link RackwiseAppAttempt} then vetoes
  * apps and narrows their keys and locality according to it (Design A of
- * {@code shared/design/hadoop-hooks.md}). It lives in FairScheduler's package because the hooks
+ * docs/architecture.md). It lives in FairScheduler's package because the hooks
  * ({@code attemptScheduling}, {@code getAllowedLocalityLevel}) are package-private.
  *
  * <p>Install: put the Rackwise jar on the ResourceManager classpath and set
