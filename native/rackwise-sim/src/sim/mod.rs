@@ -8,6 +8,10 @@
 //! several containers (FairScheduler `assignmultiple=true`), exactly as the RM shim re-evaluates
 //! the plan on every `assignContainer` of the same heartbeat.
 
+mod sampling;
+
+pub use sampling::SAMPLE_MS;
+
 use crate::cluster::Cluster;
 use crate::metrics::{Collector, PolicyMetrics};
 use crate::network::{FlowId, LinkId, Network};
@@ -34,9 +38,6 @@ pub const PRIORITY_MAP: i32 = mapreduce::MAP_PRIORITY.0;
 /// Network rates are re-solved at most this often (between solves a new flow takes what is
 /// left on its path).
 pub const NET_TICK_MS: u64 = 1000;
-/// NetSat sampling period of the simulator's own measurement (also the congestion and
-/// fairness sampling period). The core's default NetSat period is 2 s.
-pub const SAMPLE_MS: u64 = 2000;
 /// Delay scheduling waits (FairScheduler time-based locality delay), node then rack.
 pub const NODE_LOCALITY_DELAY_MS: u64 = 5000;
 pub const RACK_LOCALITY_DELAY_MS: u64 = 5000;
@@ -521,12 +522,15 @@ impl<'a> Sim<'a> {
     fn link_out(&self, node: u32) -> LinkId {
         node
     }
+
     fn link_in(&self, node: u32) -> LinkId {
         self.nodes.len() as u32 + node
     }
+
     fn link_up(&self, rack: u32) -> LinkId {
         2 * self.nodes.len() as u32 + rack
     }
+
     fn link_down(&self, rack: u32) -> LinkId {
         2 * self.nodes.len() as u32 + self.cluster.racks as u32 + rack
     }
@@ -560,8 +564,6 @@ impl<'a> Sim<'a> {
         let metrics = self.collector.finish(self.specs);
         (metrics, self.counters, self.collector)
     }
-
-    // ---- fair-share bookkeeping ------------------------------------------------------------
 
     fn fs_remove(&mut self, j: u32) {
         let job = &self.jobs[j as usize];
@@ -615,8 +617,6 @@ impl<'a> Sim<'a> {
         self.jobs[j as usize].stats_dirty = true;
     }
 
-    // ---- heartbeats --------------------------------------------------------------------------
-
     fn next_heartbeat(&self, node: u32) -> u64 {
         let hb = self.cluster.heartbeat_ms;
         let phase = self.nodes[node as usize].phase_ms;
@@ -663,8 +663,6 @@ impl<'a> Sim<'a> {
         }
         self.wake(node);
     }
-
-    // ---- the offer ----------------------------------------------------------------------------
 
     fn offer(&mut self, node: u32) {
         self.counters.offers += 1;
@@ -973,8 +971,6 @@ impl<'a> Sim<'a> {
         asks
     }
 
-    // ---- allocation ---------------------------------------------------------------------------
-
     fn allocate(&mut self, j: u32, node: u32, priority: i32, locality: Locality) {
         let state = &mut self.nodes[node as usize];
         if state.free == 0 {
@@ -1125,8 +1121,6 @@ impl<'a> Sim<'a> {
         job.pending_maps -= 1;
         m
     }
-
-    // ---- job lifecycle ------------------------------------------------------------------------
 
     fn arrive(&mut self, j: u32) {
         let spec = &self.specs[j as usize];
@@ -1495,8 +1489,6 @@ impl<'a> Sim<'a> {
         ]
     }
 
-    // ---- network ----------------------------------------------------------------------------
-
     fn add_flow(&mut self, bytes: f64, links: &[(LinkId, f64)], tag: u64) -> Option<FlowId> {
         let f = self.net.add(self.now, bytes, links, tag);
         // The tick first: a completion is only scheduled up to the next tick, and without one
@@ -1637,45 +1629,6 @@ impl<'a> Sim<'a> {
             self.schedule_flow_done(f);
         }
         self.tick_flows = flows;
-    }
-
-    /// NetSat's measurement, the congestion count and the fairness/utilization samples.
-    fn sample(&mut self) {
-        // Link bytes are booked at every network tick (each second, before this sample at the
-        // same instant), so no extra sync of every flow is needed here.
-        let bytes = self.net.take_link_bytes();
-        let racks = self.cluster.racks;
-        let base = 2 * self.nodes.len();
-        let mut utilization = Vec::with_capacity(racks);
-        for r in 0..racks {
-            let up = bytes[base + r] / (self.net.capacity[base + r] * SAMPLE_MS as f64);
-            let down =
-                bytes[base + racks + r] / (self.net.capacity[base + racks + r] * SAMPLE_MS as f64);
-            utilization.push(up.max(down));
-        }
-        if self.engine.is_some() {
-            for (r, u) in utilization.iter().enumerate() {
-                self.core_events.push(Event::RackLoad {
-                    rack: self.rack_names[r].clone(),
-                    utilization: *u,
-                    time_ms: self.now,
-                });
-            }
-        }
-        let demanding: Vec<f64> = self
-            .users_demand
-            .iter()
-            .map(|&(running, _)| running as f64)
-            .collect();
-        let total = self.cluster.nodes() as u64 * self.cluster.containers_per_node as u64;
-        self.collector.sample(
-            &utilization,
-            &demanding,
-            self.running_containers as f64 / total as f64,
-        );
-        if self.jobs_done < self.jobs.len() {
-            self.push(self.now + SAMPLE_MS, Ev::Sample);
-        }
     }
 }
 
