@@ -8,6 +8,7 @@
 //! several containers (FairScheduler `assignmultiple=true`), exactly as the RM shim re-evaluates
 //! the plan on every `assignContainer` of the same heartbeat.
 
+mod hdfs;
 mod sampling;
 
 pub use sampling::SAMPLE_MS;
@@ -17,6 +18,7 @@ use crate::metrics::{Collector, PolicyMetrics};
 use crate::network::{FlowId, LinkId, Network};
 use crate::rng::Rng;
 use crate::workload::JobSpec;
+use hdfs::hdfs_replicas;
 use rackwise_core::mapreduce::{self, Placement};
 use rackwise_core::protocol::{
     AppId, Ask, ContainerId, EngineConfig, Event, Locality, NodeId, NodeOffer, OfferRequest,
@@ -1473,22 +1475,6 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// HDFS's write pipeline for a task's output: the first replica on the writer's node, the
-    /// second and third on two nodes of one other rack; the pipeline crosses racks once.
-    fn replication_links(&mut self, writer: u32) -> [(LinkId, f64); 4] {
-        let rack = self.nodes[writer as usize].rack;
-        let racks = self.cluster.racks as u32;
-        let other = (rack + 1 + self.rng.below(racks as usize - 1) as u32) % racks;
-        let target = other * self.cluster.nodes_per_rack as u32
-            + self.rng.below(self.cluster.nodes_per_rack) as u32;
-        [
-            (self.link_out(writer), 1.0),
-            (self.link_up(rack), 1.0),
-            (self.link_down(other), 1.0),
-            (self.link_in(target), 1.0),
-        ]
-    }
-
     fn add_flow(&mut self, bytes: f64, links: &[(LinkId, f64)], tag: u64) -> Option<FlowId> {
         let f = self.net.add(self.now, bytes, links, tag);
         // The tick first: a completion is only scheduled up to the next tick, and without one
@@ -1630,24 +1616,6 @@ impl<'a> Sim<'a> {
         }
         self.tick_flows = flows;
     }
-}
-
-/// HDFS default placement for a block written by a client outside the cluster's DataNodes'
-/// racks: a random writer node, then two distinct nodes of one other random rack.
-fn hdfs_replicas(rng: &mut Rng, nodes: usize, racks: usize, per_rack: usize) -> [u32; 3] {
-    let first = rng.below(nodes);
-    if racks < 2 || per_rack < 2 {
-        return [first as u32; 3];
-    }
-    let rack = first / per_rack;
-    let other = (rack + 1 + rng.below(racks - 1)) % racks;
-    let a = rng.below(per_rack);
-    let b = (a + 1 + rng.below(per_rack - 1)) % per_rack;
-    [
-        first as u32,
-        (other * per_rack + a) as u32,
-        (other * per_rack + b) as u32,
-    ]
 }
 
 /// The counts above zero keyed by name (node or rack index to name).
