@@ -2,7 +2,7 @@
 //! NetSat's rack loads (as the shim's feed would be), and the congestion, fairness and
 //! utilization samples of the metrics.
 
-use super::Ev;
+use super::event_loop::Ev;
 use super::Sim;
 use rackwise_core::protocol::Event;
 

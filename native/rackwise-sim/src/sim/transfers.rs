@@ -6,7 +6,7 @@
 //! falls before the next tick: a solve moves every flow's rate, so an end scheduled further
 //! out would be wrong by then.
 
-use super::Ev;
+use super::event_loop::Ev;
 use super::Sim;
 use crate::network::{FlowId, LinkId};
 
