@@ -1,0 +1,315 @@
+//! How the simulator talks to the Rackwise core, as the RM shim does: the engine's
+//! configuration, the events and changed ask tables sent with each offer, and the plan that
+//! comes back, reduced to what the fair-scheduler loop needs.
+//!
+//! All ask-table code is here: marking a job's asks or counters changed (`mark_asks`,
+//! `mark_stats`), the table the shim would report (`ask_table`), the per-name counts the map
+//! ask carries (`by_name`, `take_split`), and sending the changed tables with an offer
+//! (`ask_core`). How asks reach the core is therefore decided in this one file.
+
+use super::{JobPhase, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
+use crate::cluster::Cluster;
+use rackwise_core::mapreduce;
+use rackwise_core::protocol::{
+    AppId, Ask, EngineConfig, Event, Locality, NodeOffer, OfferRequest, Priority, QueueSettings,
+};
+use rackwise_core::{CoreError, Engine};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// The engine configuration the simulator hands the core: one queue `root` with the policy and
+/// `queue_extra`, inherited by every per-user queue `root.u<N>`; the rack link capacity and
+/// block size of the cluster; NetSat fed by the simulator's measured rack loads.
+// `..Default::default()` on the protocol structs: other engineers add fields to them, and this
+// keeps the simulator compiling when they do.
+#[allow(clippy::needless_update)]
+pub fn core_config(
+    policy: &str,
+    cluster: &Cluster,
+    extra: &BTreeMap<String, String>,
+    queue_extra: &BTreeMap<String, String>,
+) -> EngineConfig {
+    let mut settings = BTreeMap::new();
+    settings.insert(
+        "yarn.scheduler.rackwise.netsat.rack-uplink-mbps".to_string(),
+        format!(
+            "{}",
+            cluster.rack_uplink_mbps.min(cluster.rack_downlink_mbps)
+        ),
+    );
+    settings.insert(
+        "yarn.scheduler.rackwise.predictor.default-map-input-mb".to_string(),
+        format!("{}", cluster.block_mib),
+    );
+    settings.insert(
+        "yarn.scheduler.rackwise.netsat.source".to_string(),
+        "feed".to_string(),
+    );
+    for (k, v) in extra {
+        settings.insert(k.clone(), v.clone());
+    }
+    EngineConfig {
+        settings,
+        queues: vec![QueueSettings {
+            queue: "root".to_string(),
+            rackwise: Some(
+                queue_extra
+                    .clone()
+                    .into_iter()
+                    .chain([("policy".to_string(), policy.to_string())])
+                    .collect(),
+            ),
+            ..Default::default()
+        }],
+        source: "simulated fair-scheduler.xml".to_string(),
+        ..Default::default()
+    }
+}
+
+/// Builds the core engine for a policy name; the core's own configuration error otherwise.
+pub fn core_engine(
+    policy: &str,
+    cluster: &Cluster,
+    extra: &BTreeMap<String, String>,
+    queue_extra: &BTreeMap<String, String>,
+) -> Result<Engine, CoreError> {
+    Engine::new(&core_config(policy, cluster, extra, queue_extra))
+}
+
+/// The counts above zero keyed by name (node or rack index to name).
+pub(super) fn by_name<K: Ord + Clone>(
+    counts: &BTreeMap<u32, u32>,
+    names: &[K],
+) -> BTreeMap<K, u32> {
+    counts
+        .iter()
+        .filter(|(_, c)| **c > 0)
+        .map(|(i, c)| (names[*i as usize].clone(), *c))
+        .collect()
+}
+
+/// Takes one split off `name`'s count in a map ask's table, dropping the name at zero as the
+/// shim's tables list only counts above zero.
+pub(super) fn take_split<K: Ord>(counts: &mut BTreeMap<K, u32>, name: &K) {
+    if let Some(c) = counts.get_mut(name) {
+        *c -= 1;
+        if *c == 0 {
+            counts.remove(name);
+        }
+    }
+}
+
+fn parse_app(app: &AppId) -> Option<u32> {
+    app.0.strip_prefix("app_").and_then(|n| n.parse().ok())
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct PlanEntryLite {
+    pub(super) job: u32,
+    pub(super) priority: i32,
+    pub(super) locality: Locality,
+    pub(super) failed: bool,
+}
+
+/// The core's plan for one offer, indexed by user queue.
+#[derive(Debug, Default)]
+pub(super) struct OfferPlan {
+    pub(super) entries: Vec<PlanEntryLite>,
+    /// Each user queue's range of `entries`, in plan order, searched linearly: a plan has a few
+    /// queues, and a map would cost an allocation on every offer.
+    queues: Vec<(u32, usize, usize)>,
+}
+
+impl OfferPlan {
+    /// `OfferPlan.head`: the first entry of the queue not failed in this offer that its app
+    /// can still satisfy here.
+    pub(super) fn head(
+        &self,
+        user: u32,
+        satisfiable: impl Fn(&PlanEntryLite) -> bool,
+    ) -> Option<(usize, PlanEntryLite)> {
+        // The last range of the user's, as a map would have kept.
+        let &(_, start, end) = self
+            .queues
+            .iter()
+            .rev()
+            .find(|(queue, ..)| *queue == user)?;
+        mapreduce::first_satisfiable(self.entries[start..end].iter().copied(), |_, e| {
+            !e.failed && satisfiable(e)
+        })
+        .map(|(i, e)| (start + i, e))
+    }
+}
+
+impl Sim<'_> {
+    pub(super) fn mark_asks(&mut self, j: u32) {
+        if self.engine.is_some()
+            && !self.jobs[j as usize].asks_dirty
+            && !self.jobs[j as usize].stats_dirty
+        {
+            self.dirty_jobs.push(j);
+        }
+        self.jobs[j as usize].asks_dirty = true;
+    }
+
+    pub(super) fn mark_stats(&mut self, j: u32) {
+        if self.engine.is_some()
+            && !self.jobs[j as usize].asks_dirty
+            && !self.jobs[j as usize].stats_dirty
+        {
+            self.dirty_jobs.push(j);
+        }
+        self.jobs[j as usize].stats_dirty = true;
+    }
+
+    /// `RackwiseAppAttempt.satisfiable`: the app still has an ask at that priority at that
+    /// locality on this node.
+    pub(super) fn satisfiable(&self, entry: &PlanEntryLite, node: u32, rack: u32) -> bool {
+        mapreduce::satisfiable(self.best_locality(entry, node, rack), entry.locality)
+    }
+
+    /// The closest locality at which the entry's app has an ask at the entry's priority on this
+    /// node; `None` without one.
+    fn best_locality(&self, entry: &PlanEntryLite, node: u32, rack: u32) -> Option<Locality> {
+        let job = self.jobs.get(entry.job as usize)?;
+        if job.phase == JobPhase::Done {
+            return None;
+        }
+        let any = |pending: bool| pending.then_some(Locality::OffSwitch);
+        match entry.priority {
+            PRIORITY_AM => any(job.am_pending),
+            PRIORITY_REDUCE => any(job.pending_reduces > 0),
+            PRIORITY_MAP => {
+                if job.host_count.get(&node).is_some_and(|c| *c > 0) {
+                    Some(Locality::NodeLocal)
+                } else if job.rack_count.get(&rack).is_some_and(|c| *c > 0) {
+                    Some(Locality::RackLocal)
+                } else {
+                    any(job.pending_maps > 0)
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// One call of the core: the events since the last offer, the changed ask tables and job
+    /// counters (as `attemptScheduling` sends them), then the node.
+    pub(super) fn ask_core(&mut self, node: u32) -> OfferPlan {
+        let mut events = std::mem::take(&mut self.core_events);
+        let dirty = std::mem::take(&mut self.dirty_jobs);
+        for &j in &dirty {
+            if self.jobs[j as usize].stats_dirty {
+                self.jobs[j as usize].stats_dirty = false;
+                if self.jobs[j as usize].phase != JobPhase::Done {
+                    events.push(self.job_stats(j));
+                }
+            }
+        }
+        for &j in &dirty {
+            if self.jobs[j as usize].asks_dirty {
+                self.jobs[j as usize].asks_dirty = false;
+                if self.jobs[j as usize].phase != JobPhase::Done {
+                    events.push(Event::Asks {
+                        app: self.app_ids[j as usize].clone(),
+                        asks: self.ask_table(j),
+                    });
+                }
+            }
+        }
+        let request = OfferRequest {
+            now_ms: self.now,
+            events,
+            node: NodeOffer {
+                node: self.node_ids[node as usize].clone(),
+                unallocated: self.node_resources(self.nodes[node as usize].free),
+                utilization: None,
+            },
+        };
+        // By value: the core keeps the ask tables instead of cloning them (the shim's JNI layer
+        // decodes into owned values too).
+        let started = Instant::now();
+        let response = self
+            .engine
+            .as_mut()
+            .expect("core policy has an engine")
+            .offer(request);
+        self.counters.core_time += started.elapsed();
+        let mut plan = OfferPlan::default();
+        for queue in &response.plan.queues {
+            let Some(user) = queue
+                .queue
+                .strip_prefix("root.u")
+                .and_then(|u| u.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            for app in &queue.steered {
+                if let Some(j) = parse_app(app) {
+                    if let Some(job) = self.jobs.get_mut(j as usize) {
+                        job.steered_stamp = self.offer_seq;
+                    }
+                }
+            }
+            let start = plan.entries.len();
+            for entry in &queue.entries {
+                if let Some(j) = parse_app(&entry.app) {
+                    plan.entries.push(PlanEntryLite {
+                        job: j,
+                        priority: entry.priority.0,
+                        locality: entry.locality,
+                        failed: false,
+                    });
+                }
+            }
+            plan.queues.push((user, start, plan.entries.len()));
+        }
+        plan
+    }
+
+    fn job_stats(&self, j: u32) -> Event {
+        let job = &self.jobs[j as usize];
+        Event::JobStats {
+            app: self.app_ids[j as usize].clone(),
+            maps_total: job.maps_total,
+            maps_completed: job.maps_done,
+            reduces_total: job.reduces_total,
+            map_input_bytes: (job.input_per_map * job.maps_done as f64) as u64,
+            map_output_bytes: (job.shuffle_per_map * job.maps_done as f64) as u64,
+        }
+    }
+
+    /// The app's whole outstanding ask table, as the shim reports it.
+    fn ask_table(&self, j: u32) -> Vec<Ask> {
+        let job = &self.jobs[j as usize];
+        let resources = self.node_resources(1);
+        let mut asks = Vec::new();
+        if job.am_pending {
+            asks.push(Ask {
+                priority: Priority(PRIORITY_AM),
+                any: 1,
+                resources,
+                racks: BTreeMap::new(),
+                hosts: BTreeMap::new(),
+            });
+        }
+        if job.pending_reduces > 0 {
+            asks.push(Ask {
+                priority: Priority(PRIORITY_REDUCE),
+                any: job.pending_reduces,
+                resources,
+                racks: BTreeMap::new(),
+                hosts: BTreeMap::new(),
+            });
+        }
+        if job.pending_maps > 0 {
+            asks.push(Ask {
+                priority: Priority(PRIORITY_MAP),
+                any: job.pending_maps,
+                resources,
+                racks: job.ask_racks.clone(),
+                hosts: job.ask_hosts.clone(),
+            });
+        }
+        asks
+    }
+}

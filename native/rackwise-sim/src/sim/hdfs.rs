@@ -1,0 +1,48 @@
+//! HDFS block placement: where an input block's replicas are, which decides how local a map
+//! can run, and where a task's output pipeline writes, which decides the cross-rack
+//! replication traffic. Both follow HDFS's default placement policy.
+
+use super::Sim;
+use crate::network::LinkId;
+use crate::rng::Rng;
+
+/// HDFS default placement for a block written by a client outside the cluster's DataNodes'
+/// racks: a random writer node, then two distinct nodes of one other random rack.
+pub(super) fn hdfs_replicas(
+    rng: &mut Rng,
+    nodes: usize,
+    racks: usize,
+    per_rack: usize,
+) -> [u32; 3] {
+    let first = rng.below(nodes);
+    if racks < 2 || per_rack < 2 {
+        return [first as u32; 3];
+    }
+    let rack = first / per_rack;
+    let other = (rack + 1 + rng.below(racks - 1)) % racks;
+    let a = rng.below(per_rack);
+    let b = (a + 1 + rng.below(per_rack - 1)) % per_rack;
+    [
+        first as u32,
+        (other * per_rack + a) as u32,
+        (other * per_rack + b) as u32,
+    ]
+}
+
+impl Sim<'_> {
+    /// HDFS's write pipeline for a task's output: the first replica on the writer's node, the
+    /// second and third on two nodes of one other rack; the pipeline crosses racks once.
+    pub(super) fn replication_links(&mut self, writer: u32) -> [(LinkId, f64); 4] {
+        let rack = self.nodes[writer as usize].rack;
+        let racks = self.cluster.racks as u32;
+        let other = (rack + 1 + self.rng.below(racks as usize - 1) as u32) % racks;
+        let target = other * self.cluster.nodes_per_rack as u32
+            + self.rng.below(self.cluster.nodes_per_rack) as u32;
+        [
+            (self.link_out(writer), 1.0),
+            (self.link_up(rack), 1.0),
+            (self.link_down(other), 1.0),
+            (self.link_in(target), 1.0),
+        ]
+    }
+}
