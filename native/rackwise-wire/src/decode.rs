@@ -87,9 +87,9 @@ pub fn offer_request<'t>(
     for (i, wire_event) in message.events.into_iter().enumerate() {
         let at = at.item("events", i);
         let Some(kind) = wire_event.kind else {
-            return Err(at.error(
-                "has no kind set (required; an event kind newer than this library?)",
-            ));
+            return Err(
+                at.error("has no kind set (required; an event kind newer than this library?)")
+            );
         };
         events.extend(event(kind, at, &mut tables)?);
     }
@@ -169,10 +169,7 @@ fn event<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>>(
                 node: NodeId(non_empty(m.node, at, "node")?.into()),
                 host: non_empty(m.host, at, "host")?,
                 rack: RackName(non_empty(m.rack, at, "rack")?.into()),
-                capacity: resources(
-                    required(m.capacity, at, "capacity")?,
-                    at.field("capacity"),
-                )?,
+                capacity: resources(required(m.capacity, at, "capacity")?, at.field("capacity"))?,
             }
         }
         Kind::NodeRemoved(m) => Event::NodeRemoved {
