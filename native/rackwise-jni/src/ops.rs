@@ -157,9 +157,10 @@ mod tests {
         #[test]
         fn the_whole_lifecycle_works_over_the_typed_wire() {
             let handle = create_proto(&config()).unwrap();
-            let response =
-                v1::OfferResponse::decode(offer_proto(handle, &request("h1:1")).unwrap().as_slice())
-                    .expect("offer returns an OfferResponse");
+            let response = v1::OfferResponse::decode(
+                offer_proto(handle, &request("h1:1")).unwrap().as_slice(),
+            )
+            .expect("offer returns an OfferResponse");
             assert!(response.plan.is_some(), "{response:?}");
             // The engine knows no node h1:1, so it names no rack.
             let diagnostics = response.diagnostics.expect("diagnostics are always sent");

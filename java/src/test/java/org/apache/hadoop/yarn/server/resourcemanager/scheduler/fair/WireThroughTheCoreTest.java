@@ -1,0 +1,132 @@
+package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
+
+import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.MAP;
+import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.REDUCE;
+import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.TASK_MB;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rackwise.wire.v1.AskRow;
+import io.rackwise.wire.v1.Event;
+import io.rackwise.wire.v1.OfferRequest;
+import io.rackwise.yarn.bridge.OfferPlan;
+import io.rackwise.yarn.bridge.WireCodec;
+import io.rackwise.yarn.bridge.WireResponse;
+import io.rackwise.yarn.config.AllocationFileExtensions;
+import io.rackwise.yarn.nativecore.NativeCore;
+import io.rackwise.yarn.nativecore.NativeLibraryLoader;
+import io.rackwise.yarn.nativecore.NativeProtocolException;
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The typed wire end to end: ask rows read from a real FairScheduler attempt (MockRM), sent with
+ * the rest of an offer through the real library ({@code createProto}/{@code offerProto}), and the
+ * answer read back into an {@link OfferPlan}.
+ */
+class WireThroughTheCoreTest {
+  private static final Map<String, List<String>> TWO_RACKS = new LinkedHashMap<>();
+
+  static {
+    TWO_RACKS.put("/r1", Arrays.asList("h1", "h2"));
+    TWO_RACKS.put("/r2", Arrays.asList("h3", "h4"));
+  }
+
+  private static final String STEERED = MockRackCluster.allocationFile(
+      "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>");
+
+  @TempDir
+  Path workDir;
+
+  @Test
+  void askRowsOfARealAttemptSteerItsMapsThroughTheLibrary() throws Exception {
+    NativeLibraryLoader.LoadResult load = NativeLibraryLoader.load();
+    assertTrue(load.loaded(), load.message());
+    try (MockRackCluster cluster = new MockRackCluster(FairScheduler.class, STEERED,
+        new HashMap<>(), TWO_RACKS, workDir)) {
+      MockRackCluster.Job job = cluster.submit("wordcount", "sw", "alice", Set.of(), "h4");
+      cluster.ask(job, 3, List.of("h1", "h3"), 2);
+      FairScheduler scheduler = (FairScheduler) cluster.rm.getResourceScheduler();
+      FSAppAttempt attempt = scheduler.getSchedulerApp(job.am.getApplicationAttemptId());
+      String app = attempt.getApplicationId().toString();
+
+      Event changed = WireCodec.asksChanged(attempt, attempt.getSchedulerKeys());
+      Map<Integer, AskRow> rows = new HashMap<>();
+      changed.getAsksChanged().getRowsList().forEach(row -> rows.put(row.getPriority(), row));
+      AskRow maps = rows.get(MAP);
+      assertEquals(3, maps.getAny());
+      assertEquals(Map.of("h1", 3, "h3", 3), maps.getHostsMap());
+      assertEquals(Map.of("/r1", 3, "/r2", 3), maps.getRacksMap());
+      assertEquals(TASK_MB, maps.getResources().getMemoryMb());
+      assertEquals(1, maps.getResources().getVcores());
+      AskRow reduces = rows.get(REDUCE);
+      assertEquals(2, reduces.getAny());
+      assertEquals(0, reduces.getHostsCount() + reduces.getRacksCount());
+      // The AM's own key remains with nothing outstanding: sent as a removal.
+      rows.remove(MAP);
+      rows.remove(REDUCE);
+      rows.values().forEach(row -> assertEquals(0, row.getAny(), row.toString()));
+
+      List<Event> setup = new ArrayList<>();
+      cluster.rackOf.forEach((host, rack) -> setup.add(WireCodec.nodeAdded(host + ":1234", host,
+          rack, Resource.newInstance(MockRackCluster.NODE_MB, 8))));
+      setup.add(WireCodec.appAdded(app, "wordcount", "alice", "root.sw", "MAPREDUCE", Set.of(),
+          1));
+      setup.add(changed);
+      byte[] config = WireCodec.engineConfig(Map.of(), AllocationFileExtensions.parse(
+          new ByteArrayInputStream(STEERED.getBytes(StandardCharsets.UTF_8)), "test"),
+          List.of(), "test").toByteArray();
+      long handle = NativeCore.createProto(config);
+      try {
+        OfferPlan first = offer(handle, 10_000, setup, "h1:1234").plan();
+        assertTrue(first.steers(app), "the core steers the MapReduce app of root.sw");
+        OfferPlan.Entry head = first.head(app, entry -> true);
+        assertNotNull(head);
+        assertEquals(MAP, head.priority(), head.toString());
+        assertEquals(NodeType.NODE_LOCAL, head.locality(), head.toString());
+
+        // Only what changed: the maps are gone (placed elsewhere); the reduces stay as sent.
+        Event mapsDone = Event.newBuilder().setAsksChanged(changed.getAsksChanged().toBuilder()
+            .clearRows().addRows(WireCodec.askRow(MAP, 0, null, Map.of(), Map.of()))).build();
+        OfferPlan second = offer(handle, 10_001, List.of(mapsDone), "h1:1234").plan();
+        List<Integer> priorities = new ArrayList<>();
+        for (OfferPlan.Entry entry = second.head(app, e -> true); entry != null;
+            entry = second.head(app, e -> true)) {
+          priorities.add(entry.priority());
+          second.markFailed(entry);
+        }
+        assertTrue(!priorities.contains(MAP), "no map is left to place: " + priorities);
+
+        // A request the Rust side must refuse: a required number missing.
+        byte[] noClock = WireCodec.offerRequest(1, List.of(), "h1:1234",
+            Resource.newInstance(1, 1), null).toBuilder().clearNowMs().build().toByteArray();
+        NativeProtocolException refused = assertThrows(NativeProtocolException.class,
+            () -> NativeCore.offerProto(handle, noClock));
+        assertTrue(refused.getMessage().contains("rackwise.wire.v1.OfferRequest.now_ms is missing"),
+            refused.getMessage());
+      } finally {
+        NativeCore.destroy(handle);
+      }
+    }
+  }
+
+  private static WireResponse offer(long handle, long nowMs, List<Event> events, String node) {
+    OfferRequest request = WireCodec.offerRequest(nowMs, events, node,
+        Resource.newInstance(MockRackCluster.NODE_MB, 8), null);
+    return WireCodec.decodeResponse(NativeCore.offerProto(handle, request.toByteArray()));
+  }
+}

@@ -1,0 +1,383 @@
+//! What one offer costs on the Rust side of the boundary, JSON (today) against protobuf: decoding
+//! a typical `OfferRequest` and encoding a typical `OfferResponse`. The Java side's half is
+//! `WireCostBench` in java/src/test; docs/wire.md has both sides' figures.
+//!
+//! Run: `cargo run --release -p rackwise-wire --example wire_cost`
+//!
+//! The request: 20 events, one of them an app's ask table whose map row names 300 hosts on 15
+//! racks (a job reading a large input); the response: 3 steered queues of 10 entries each.
+
+use prost::Message;
+use rackwise_core::protocol::*;
+use rackwise_wire::v1;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::borrow::Cow;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+/// Counts allocations, so that each way's allocations per message can be reported.
+struct Counting;
+
+static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+static ALLOCATED_BYTES: AtomicU64 = AtomicU64::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; it only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        ALLOCATED_BYTES.fetch_add(layout.size() as u64, Ordering::Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        ALLOCATED_BYTES.fetch_add(new_size as u64, Ordering::Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+const HOSTS: usize = 300;
+const RACKS: usize = 15;
+
+fn host(i: usize) -> String {
+    format!("worker-{i:04}.dc1.example.com")
+}
+
+fn rack(i: usize) -> String {
+    format!("/dc1/rack{:02}", i % RACKS)
+}
+
+fn app(i: usize) -> String {
+    format!("application_1700000000000_{i:04}")
+}
+
+fn container(i: usize) -> String {
+    format!("container_e01_1700000000000_0001_01_{i:06}")
+}
+
+fn task() -> Resources {
+    Resources {
+        memory_mb: 2048,
+        vcores: 1,
+    }
+}
+
+/// The request as today's JSON carries it (protocol types, whole ask table).
+fn protocol_request() -> OfferRequest {
+    let mut events = vec![Event::AppAdded {
+        app: AppId(app(2).into()),
+        name: "nightly-etl".into(),
+        user: "etl".into(),
+        queue: "root.batch".into(),
+        app_type: "MAPREDUCE".into(),
+        tags: vec!["rackwise.shuffle-ratio=0.4".into()],
+        submit_ms: 1_700_000_000_000,
+    }];
+    events.push(Event::Asks {
+        app: AppId(app(1).into()),
+        // In priority order, as the core keeps a table.
+        asks: vec![
+            Ask {
+                priority: Priority(10),
+                any: 20,
+                resources: task(),
+                racks: Default::default(),
+                hosts: Default::default(),
+            },
+            Ask {
+                priority: Priority(20),
+                any: 600,
+                resources: task(),
+                racks: (0..RACKS)
+                    .map(|r| (RackName(rack(r).into()), 40))
+                    .collect(),
+                hosts: (0..HOSTS).map(|h| (host(h).into(), 6)).collect(),
+            },
+        ],
+    });
+    for i in 0..8 {
+        events.push(Event::ContainerAllocated {
+            app: AppId(app(1).into()),
+            container: ContainerId(container(100 + i)),
+            node: NodeId(format!("{}:8041", host(i)).into()),
+            priority: Priority(20),
+            locality: Locality::NodeLocal,
+            resources: task(),
+            time_ms: 1_700_000_100_000 + i as u64,
+        });
+    }
+    for i in 0..8 {
+        events.push(Event::ContainerFinished {
+            app: AppId(app(1).into()),
+            container: ContainerId(container(i)),
+            time_ms: 1_700_000_100_000 + i as u64,
+        });
+    }
+    events.push(Event::JobStats {
+        app: AppId(app(1).into()),
+        maps_total: 1200,
+        maps_completed: 600,
+        reduces_total: 20,
+        map_input_bytes: 80 << 30,
+        map_output_bytes: 30 << 30,
+    });
+    events.push(Event::HostLoad {
+        host: host(7),
+        cross_rack_mbps: 420.5,
+        time_ms: 1_700_000_100_000,
+    });
+    assert_eq!(events.len(), 20);
+    OfferRequest {
+        now_ms: 1_700_000_100_500,
+        events,
+        node: NodeOffer {
+            node: NodeId(format!("{}:8041", host(3)).into()),
+            unallocated: Resources {
+                memory_mb: 16384,
+                vcores: 8,
+            },
+            utilization: Some(Utilization {
+                pmem_mb: 40000,
+                cpu: 11.5,
+            }),
+        },
+    }
+}
+
+fn wire_resources(r: Resources) -> Option<v1::Resources> {
+    Some(v1::Resources {
+        memory_mb: Some(r.memory_mb),
+        vcores: Some(r.vcores),
+    })
+}
+
+/// The same request on the typed wire; the ask table travels as the rows that changed, here
+/// both of them (the map row with its 300 hosts).
+fn wire_request(request: &OfferRequest) -> v1::OfferRequest {
+    use v1::event::Kind;
+    let events = request
+        .events
+        .iter()
+        .map(|event| {
+            let kind = match event {
+                Event::AppAdded {
+                    app,
+                    name,
+                    user,
+                    queue,
+                    app_type,
+                    tags,
+                    submit_ms,
+                } => Kind::AppAdded(v1::AppAdded {
+                    app: app.0.to_string(),
+                    name: name.clone(),
+                    user: user.clone(),
+                    app_type: app_type.clone(),
+                    queue: queue.clone(),
+                    tags: tags.clone(),
+                    submit_ms: Some(*submit_ms),
+                }),
+                Event::Asks { app, asks } => Kind::AsksChanged(v1::AsksChanged {
+                    app: app.0.to_string(),
+                    rows: asks
+                        .iter()
+                        .map(|ask| v1::AskRow {
+                            priority: Some(ask.priority.0),
+                            any: Some(ask.any),
+                            resources: wire_resources(ask.resources),
+                            racks: ask.racks.iter().map(|(r, c)| (r.0.to_string(), *c)).collect(),
+                            hosts: ask.hosts.iter().map(|(h, c)| (h.to_string(), *c)).collect(),
+                        })
+                        .collect(),
+                }),
+                Event::ContainerAllocated {
+                    app,
+                    container,
+                    node,
+                    priority,
+                    resources,
+                    time_ms,
+                    ..
+                } => Kind::ContainerAllocated(v1::ContainerAllocated {
+                    app: app.0.to_string(),
+                    container: container.0.clone(),
+                    node: node.0.to_string(),
+                    priority: Some(priority.0),
+                    locality: v1::Locality::NodeLocal as i32,
+                    resources: wire_resources(*resources),
+                    time_ms: Some(*time_ms),
+                }),
+                Event::ContainerFinished {
+                    app,
+                    container,
+                    time_ms,
+                } => Kind::ContainerFinished(v1::ContainerFinished {
+                    app: app.0.to_string(),
+                    container: container.0.clone(),
+                    time_ms: Some(*time_ms),
+                }),
+                Event::JobStats {
+                    app,
+                    maps_total,
+                    maps_completed,
+                    reduces_total,
+                    map_input_bytes,
+                    map_output_bytes,
+                } => Kind::JobStats(v1::JobStats {
+                    app: app.0.to_string(),
+                    maps_total: Some(*maps_total),
+                    maps_completed: Some(*maps_completed),
+                    reduces_total: Some(*reduces_total),
+                    map_input_bytes: Some(*map_input_bytes),
+                    map_output_bytes: Some(*map_output_bytes),
+                }),
+                Event::HostLoad {
+                    host,
+                    cross_rack_mbps,
+                    time_ms,
+                } => Kind::HostFigures(v1::HostFigures {
+                    host: host.clone(),
+                    time_ms: Some(*time_ms),
+                    cross_rack_mbps: Some(*cross_rack_mbps),
+                    ..Default::default()
+                }),
+                other => unreachable!("the measured request holds no {other:?}"),
+            };
+            v1::Event { kind: Some(kind) }
+        })
+        .collect();
+    let node = &request.node;
+    v1::OfferRequest {
+        now_ms: Some(request.now_ms),
+        events,
+        node: Some(v1::NodeOffer {
+            node: node.node.0.to_string(),
+            unallocated: wire_resources(node.unallocated),
+            utilization: node.utilization.map(|u| v1::Utilization {
+                pmem_mb: Some(u.pmem_mb),
+                cpu: Some(u.cpu),
+            }),
+        }),
+    }
+}
+
+fn response() -> OfferResponse {
+    let reasons = ["nass:node-local-map", "sarp:reduce-in-quota", "nass:saturated:defer"];
+    OfferResponse {
+        plan: Plan {
+            queues: (0..3)
+                .map(|q| QueuePlan {
+                    queue: format!("root.queue{q}").into(),
+                    steered: (0..10).map(|a| AppId(app(q * 10 + a).into())).collect(),
+                    entries: (0..10)
+                        .map(|a| PlanEntry {
+                            app: AppId(app(q * 10 + a).into()),
+                            priority: Priority(if a % 3 == 0 { 10 } else { 20 }),
+                            locality: Locality::RackLocal,
+                            reason: Cow::Borrowed(reasons[a % 3]),
+                        })
+                        .collect(),
+                })
+                .collect(),
+        },
+        learned: vec![],
+        diagnostics: Diagnostics {
+            rack: Some(RackName(rack(3).into())),
+            rack_utilization: 0.62,
+            rack_saturated: false,
+            starved: vec![],
+        },
+        logs: vec![],
+    }
+}
+
+/// Runs `work` in batches and returns (median µs per call, allocations per call, bytes
+/// allocated per call).
+fn measure(mut work: impl FnMut()) -> (f64, u64, u64) {
+    const BATCH: u32 = 2_000;
+    for _ in 0..BATCH {
+        work();
+    }
+    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+    let bytes = ALLOCATED_BYTES.load(Ordering::Relaxed);
+    work();
+    let per_call = (
+        ALLOCATIONS.load(Ordering::Relaxed) - allocations,
+        ALLOCATED_BYTES.load(Ordering::Relaxed) - bytes,
+    );
+    let mut batches: Vec<f64> = (0..15)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..BATCH {
+                work();
+            }
+            start.elapsed().as_secs_f64() * 1e6 / f64::from(BATCH)
+        })
+        .collect();
+    batches.sort_by(f64::total_cmp);
+    (batches[batches.len() / 2], per_call.0, per_call.1)
+}
+
+fn main() {
+    let request = protocol_request();
+    let json_request = serde_json::to_vec(&request).expect("the request serializes");
+    let proto_request = wire_request(&request).encode_to_vec();
+    let response = response();
+    let json_response = serde_json::to_vec(&response).expect("the response serializes");
+    let proto_response = rackwise_wire::encode_offer_response(&response).expect("encodes");
+
+    // Both ways must carry the same request, or the comparison says nothing.
+    let decoded = rackwise_wire::decode_offer_request(&proto_request, |_| None).expect("valid");
+    assert_eq!(decoded, request);
+
+    println!("Rust side, per offer (median of 15 batches of 2,000; release build)");
+    println!(
+        "{:<44} {:>9} {:>8} {:>8} {:>11}",
+        "", "µs", "bytes", "allocs", "alloc bytes"
+    );
+    let row = |name: &str, bytes: usize, (us, allocs, alloc_bytes): (f64, u64, u64)| {
+        println!("{name:<44} {us:>9.2} {bytes:>8} {allocs:>8} {alloc_bytes:>11}");
+    };
+    row(
+        "(a) JSON: decode OfferRequest (serde_json)",
+        json_request.len(),
+        measure(|| {
+            let decoded: OfferRequest = serde_json::from_slice(black_box(&json_request)).unwrap();
+            black_box(decoded);
+        }),
+    );
+    row(
+        "(b) protobuf: decode + check OfferRequest",
+        proto_request.len(),
+        measure(|| {
+            let decoded =
+                rackwise_wire::decode_offer_request(black_box(&proto_request), |_| None).unwrap();
+            black_box(decoded);
+        }),
+    );
+    row(
+        "(a) JSON: encode OfferResponse (serde_json)",
+        json_response.len(),
+        measure(|| {
+            black_box(serde_json::to_vec(black_box(&response)).unwrap());
+        }),
+    );
+    row(
+        "(b) protobuf: convert + encode OfferResponse",
+        proto_response.len(),
+        measure(|| {
+            black_box(rackwise_wire::encode_offer_response(black_box(&response)).unwrap());
+        }),
+    );
+}
