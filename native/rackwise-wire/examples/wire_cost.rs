@@ -99,9 +99,7 @@ fn protocol_request() -> OfferRequest {
                 priority: Priority(20),
                 any: 600,
                 resources: task(),
-                racks: (0..RACKS)
-                    .map(|r| (RackName(rack(r).into()), 40))
-                    .collect(),
+                racks: (0..RACKS).map(|r| (RackName(rack(r).into()), 40)).collect(),
                 hosts: (0..HOSTS).map(|h| (host(h).into(), 6)).collect(),
             },
         ],
@@ -196,8 +194,10 @@ fn wire_request(request: &OfferRequest) -> v1::OfferRequest {
                             priority: Some(ask.priority.0),
                             any: Some(ask.any),
                             resources: wire_resources(ask.resources),
-                            racks: ask.racks.iter().map(|(r, c)| (r.0.to_string(), *c)).collect(),
-                            hosts: ask.hosts.iter().map(|(h, c)| (h.to_string(), *c)).collect(),
+                            racks: ask.racks.keys().map(|r| r.0.to_string()).collect(),
+                            rack_counts: ask.racks.values().copied().collect(),
+                            hosts: ask.hosts.keys().map(|h| h.to_string()).collect(),
+                            host_counts: ask.hosts.values().copied().collect(),
                         })
                         .collect(),
                 }),
@@ -273,7 +273,11 @@ fn wire_request(request: &OfferRequest) -> v1::OfferRequest {
 }
 
 fn response() -> OfferResponse {
-    let reasons = ["nass:node-local-map", "sarp:reduce-in-quota", "nass:saturated:defer"];
+    let reasons = [
+        "nass:node-local-map",
+        "sarp:reduce-in-quota",
+        "nass:saturated:defer",
+    ];
     OfferResponse {
         plan: Plan {
             queues: (0..3)
@@ -302,31 +306,68 @@ fn response() -> OfferResponse {
     }
 }
 
-/// Runs `work` in batches and returns (median µs per call, allocations per call, bytes
-/// allocated per call).
-fn measure(mut work: impl FnMut()) -> (f64, u64, u64) {
-    const BATCH: u32 = 2_000;
-    for _ in 0..BATCH {
-        work();
+fn way<'a>(name: &'static str, bytes: usize, work: Box<dyn FnMut() + 'a>) -> Way<'a> {
+    Way {
+        name,
+        bytes,
+        work,
+        micros: Vec::new(),
+        allocations: 0,
+        allocated_bytes: 0,
     }
-    let allocations = ALLOCATIONS.load(Ordering::Relaxed);
-    let bytes = ALLOCATED_BYTES.load(Ordering::Relaxed);
-    work();
-    let per_call = (
-        ALLOCATIONS.load(Ordering::Relaxed) - allocations,
-        ALLOCATED_BYTES.load(Ordering::Relaxed) - bytes,
-    );
-    let mut batches: Vec<f64> = (0..15)
-        .map(|_| {
+}
+
+/// One way of doing one message's work, with what it measured.
+struct Way<'a> {
+    name: &'static str,
+    bytes: usize,
+    work: Box<dyn FnMut() + 'a>,
+    micros: Vec<f64>,
+    allocations: u64,
+    allocated_bytes: u64,
+}
+
+const BATCH: u32 = 1_000;
+const ROUNDS: usize = 31;
+
+/// Runs every way in batches, the ways interleaved round by round so that the machine's load
+/// (other builds share its two cores) weighs on all of them alike.
+fn measure(ways: &mut [Way<'_>]) {
+    for way in ways.iter_mut() {
+        for _ in 0..BATCH {
+            (way.work)();
+        }
+        let allocations = ALLOCATIONS.load(Ordering::Relaxed);
+        let bytes = ALLOCATED_BYTES.load(Ordering::Relaxed);
+        (way.work)();
+        way.allocations = ALLOCATIONS.load(Ordering::Relaxed) - allocations;
+        way.allocated_bytes = ALLOCATED_BYTES.load(Ordering::Relaxed) - bytes;
+    }
+    for _ in 0..ROUNDS {
+        for way in ways.iter_mut() {
             let start = Instant::now();
             for _ in 0..BATCH {
-                work();
+                (way.work)();
             }
-            start.elapsed().as_secs_f64() * 1e6 / f64::from(BATCH)
-        })
-        .collect();
-    batches.sort_by(f64::total_cmp);
-    (batches[batches.len() / 2], per_call.0, per_call.1)
+            way.micros
+                .push(start.elapsed().as_secs_f64() * 1e6 / f64::from(BATCH));
+        }
+    }
+}
+
+fn report(ways: &mut [Way<'_>]) {
+    for way in ways {
+        way.micros.sort_by(f64::total_cmp);
+        println!(
+            "{:<44} {:>9.2} {:>9.2} {:>8} {:>8} {:>11}",
+            way.name,
+            way.micros[0],
+            way.micros[way.micros.len() / 2],
+            way.bytes,
+            way.allocations,
+            way.allocated_bytes
+        );
+    }
 }
 
 fn main() {
@@ -341,43 +382,46 @@ fn main() {
     let decoded = rackwise_wire::decode_offer_request(&proto_request, |_| None).expect("valid");
     assert_eq!(decoded, request);
 
-    println!("Rust side, per offer (median of 15 batches of 2,000; release build)");
+    println!("Rust side, per offer: {ROUNDS} interleaved rounds of {BATCH} calls; release build");
     println!(
-        "{:<44} {:>9} {:>8} {:>8} {:>11}",
-        "", "µs", "bytes", "allocs", "alloc bytes"
+        "{:<44} {:>9} {:>9} {:>8} {:>8} {:>11}",
+        "", "min µs", "median µs", "bytes", "allocs", "alloc bytes"
     );
-    let row = |name: &str, bytes: usize, (us, allocs, alloc_bytes): (f64, u64, u64)| {
-        println!("{name:<44} {us:>9.2} {bytes:>8} {allocs:>8} {alloc_bytes:>11}");
-    };
-    row(
-        "(a) JSON: decode OfferRequest (serde_json)",
-        json_request.len(),
-        measure(|| {
-            let decoded: OfferRequest = serde_json::from_slice(black_box(&json_request)).unwrap();
-            black_box(decoded);
-        }),
-    );
-    row(
-        "(b) protobuf: decode + check OfferRequest",
-        proto_request.len(),
-        measure(|| {
-            let decoded =
-                rackwise_wire::decode_offer_request(black_box(&proto_request), |_| None).unwrap();
-            black_box(decoded);
-        }),
-    );
-    row(
-        "(a) JSON: encode OfferResponse (serde_json)",
-        json_response.len(),
-        measure(|| {
-            black_box(serde_json::to_vec(black_box(&response)).unwrap());
-        }),
-    );
-    row(
-        "(b) protobuf: convert + encode OfferResponse",
-        proto_response.len(),
-        measure(|| {
-            black_box(rackwise_wire::encode_offer_response(black_box(&response)).unwrap());
-        }),
-    );
+    let mut ways = [
+        way(
+            "(a) JSON: decode OfferRequest (serde_json)",
+            json_request.len(),
+            Box::new(|| {
+                let decoded: OfferRequest =
+                    serde_json::from_slice(black_box(&json_request)).unwrap();
+                black_box(decoded);
+            }),
+        ),
+        way(
+            "(b) protobuf: decode + check OfferRequest",
+            proto_request.len(),
+            Box::new(|| {
+                let decoded =
+                    rackwise_wire::decode_offer_request(black_box(&proto_request), |_| None)
+                        .unwrap();
+                black_box(decoded);
+            }),
+        ),
+        way(
+            "(a) JSON: encode OfferResponse (serde_json)",
+            json_response.len(),
+            Box::new(|| {
+                black_box(serde_json::to_vec(black_box(&response)).unwrap());
+            }),
+        ),
+        way(
+            "(b) protobuf: convert + encode OfferResponse",
+            proto_response.len(),
+            Box::new(|| {
+                black_box(rackwise_wire::encode_offer_response(black_box(&response)).unwrap());
+            }),
+        ),
+    ];
+    measure(&mut ways);
+    report(&mut ways);
 }

@@ -81,7 +81,7 @@ pub fn offer_request<'t>(
     let node = node_offer(required(message.node, at, "node")?, at.field("node"))?;
     let mut tables = AskTables {
         current: current_asks,
-        touched: HashMap::new(),
+        building: HashMap::new(),
     };
     let mut events = Vec::with_capacity(message.events.len());
     for (i, wire_event) in message.events.into_iter().enumerate() {
@@ -91,8 +91,9 @@ pub fn offer_request<'t>(
                 at.error("has no kind set (required; an event kind newer than this library?)")
             );
         };
-        events.extend(event(kind, at, &mut tables)?);
+        event(kind, at, &mut tables, &mut events)?;
     }
+    tables.finish_all(&mut events);
     Ok(OfferRequest {
         now_ms,
         events,
@@ -104,27 +105,90 @@ pub fn offer_request<'t>(
 /// events so far.
 struct AskTables<F> {
     current: F,
-    /// Tables changed earlier in this request; `None` for an app added or removed in it.
-    touched: HashMap<AppId, Option<BTreeMap<Priority, Ask>>>,
+    /// Apps whose asks an event of this request changed, added or removed.
+    building: HashMap<AppId, Building>,
+}
+
+enum Building {
+    /// The app's table after its latest change, for the `Event::Asks` at index `event`, which
+    /// gets it when the request is complete (or a later change supersedes it): so the common
+    /// request, with one change per app, clones no table.
+    Table {
+        event: usize,
+        table: BTreeMap<Priority, Ask>,
+    },
+    /// The app was added or removed: it has no asks until its next change.
+    Empty,
 }
 
 impl<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>> AskTables<F> {
-    /// Applies one `AsksChanged` and returns the app's whole new table as today's event.
-    fn change(&mut self, change: v1::AsksChanged, at: At<'_>) -> Result<Event, WireError> {
+    /// Applies one `AsksChanged`, appending the app's `Event::Asks` to `events`.
+    fn change(
+        &mut self,
+        change: v1::AsksChanged,
+        at: At<'_>,
+        events: &mut Vec<Event>,
+    ) -> Result<(), WireError> {
         let app = AppId(non_empty(change.app, at, "app")?.into());
-        let mut table = match self.touched.get(&app) {
-            Some(earlier) => earlier.clone().unwrap_or_default(),
-            None => (self.current)(&app).cloned().unwrap_or_default(),
+        let rows = ask_rows(change.rows, at)?;
+        let mut table = match self.building.remove(&app) {
+            Some(Building::Table { event, table }) => {
+                // The earlier event keeps the table as its own change left it.
+                fill(events, event, table.clone());
+                table
+            }
+            Some(Building::Empty) => BTreeMap::new(),
+            // Only the rows this change keeps are copied from the engine's table.
+            None => (self.current)(&app)
+                .into_iter()
+                .flatten()
+                .filter(|(priority, _)| rows.iter().all(|(changed, _)| changed != *priority))
+                .map(|(priority, ask)| (*priority, ask.clone()))
+                .collect(),
         };
-        apply_ask_rows(&mut table, change.rows, at)?;
-        let asks = table.values().cloned().collect();
-        self.touched.insert(app.clone(), Some(table));
-        Ok(Event::Asks { app, asks })
+        for (priority, row) in rows {
+            match row {
+                Some(ask) => table.insert(priority, ask),
+                None => table.remove(&priority),
+            };
+        }
+        self.building.insert(
+            app.clone(),
+            Building::Table {
+                event: events.len(),
+                table,
+            },
+        );
+        events.push(Event::Asks {
+            app,
+            asks: Vec::new(),
+        });
+        Ok(())
     }
 
     /// The app was added or removed: it has no asks until its next change.
-    fn reset(&mut self, app: &AppId) {
-        self.touched.insert(app.clone(), None);
+    fn reset(&mut self, app: &AppId, events: &mut [Event]) {
+        if let Some(Building::Table { event, table }) =
+            self.building.insert(app.clone(), Building::Empty)
+        {
+            fill(events, event, table);
+        }
+    }
+
+    /// Moves every table still being built into its event.
+    fn finish_all(self, events: &mut [Event]) {
+        for building in self.building.into_values() {
+            if let Building::Table { event, table } = building {
+                fill(events, event, table);
+            }
+        }
+    }
+}
+
+/// Gives the `Event::Asks` at `index` its table.
+fn fill(events: &mut [Event], index: usize, table: BTreeMap<Priority, Ask>) {
+    if let Some(Event::Asks { asks, .. }) = events.get_mut(index) {
+        *asks = table.into_values().collect();
     }
 }
 
@@ -155,12 +219,14 @@ fn resources(message: v1::Resources, at: At<'_>) -> Result<Resources, WireError>
     })
 }
 
-/// One event; `None` for an event today's core has no use for.
+/// Converts one event and appends it to `events`; an event today's core has no use for
+/// appends nothing.
 fn event<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>>(
     kind: v1::event::Kind,
     at: At<'_>,
     tables: &mut AskTables<F>,
-) -> Result<Option<Event>, WireError> {
+    events: &mut Vec<Event>,
+) -> Result<(), WireError> {
     use v1::event::Kind;
     let event = match kind {
         Kind::NodeAdded(m) => {
@@ -178,7 +244,7 @@ fn event<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>>(
         Kind::AppAdded(m) => {
             let at = at.field("app_added");
             let app = AppId(non_empty(m.app, at, "app")?.into());
-            tables.reset(&app);
+            tables.reset(&app, events);
             Event::AppAdded {
                 app,
                 name: m.name,
@@ -191,10 +257,12 @@ fn event<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>>(
         }
         Kind::AppRemoved(m) => {
             let app = AppId(non_empty(m.app, at.field("app_removed"), "app")?.into());
-            tables.reset(&app);
+            tables.reset(&app, events);
             Event::AppRemoved { app }
         }
-        Kind::AsksChanged(change) => tables.change(change, at.field("asks_changed"))?,
+        Kind::AsksChanged(change) => {
+            return tables.change(change, at.field("asks_changed"), events);
+        }
         Kind::ContainerAllocated(m) => {
             let at = at.field("container_allocated");
             Event::ContainerAllocated {
@@ -256,70 +324,89 @@ fn event<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>>(
                     cross_rack_mbps,
                     time_ms,
                 },
-                None => return Ok(None),
+                None => return Ok(()),
             }
         }
     };
-    Ok(Some(event))
+    events.push(event);
+    Ok(())
 }
 
-/// Applies one `AsksChanged`'s rows to an app's table: a row replaces its priority's row, and
-/// a row with `any == 0` removes it.
-fn apply_ask_rows(
-    table: &mut BTreeMap<Priority, Ask>,
-    rows: Vec<v1::AskRow>,
-    at: At<'_>,
-) -> Result<(), WireError> {
-    let mut seen = Vec::with_capacity(rows.len());
+/// One `AsksChanged`'s rows: each priority with its new row, or `None` where `any == 0`
+/// removes the row.
+fn ask_rows(rows: Vec<v1::AskRow>, at: At<'_>) -> Result<Vec<(Priority, Option<Ask>)>, WireError> {
+    let mut converted: Vec<(Priority, Option<Ask>)> = Vec::with_capacity(rows.len());
     for (i, row) in rows.into_iter().enumerate() {
         let at = at.item("rows", i);
         let priority = Priority(required(row.priority, at, "priority")?);
-        if seen.contains(&priority) {
+        if converted.iter().any(|(earlier, _)| *earlier == priority) {
             return Err(at.field("priority").error(format!(
                 "{} appears in an earlier row of the same change (each priority at most once)",
                 priority.0
             )));
         }
-        seen.push(priority);
         let any = required(row.any, at, "any")?;
         if any == 0 {
-            table.remove(&priority);
+            converted.push((priority, None));
             continue;
         }
         let resources = resources(
             required(row.resources, at, "resources")?,
             at.field("resources"),
         )?;
-        let racks = named_counts(row.racks, at, "racks")?
+        let racks = located_counts(row.racks, row.rack_counts, at, ("racks", "rack_counts"))?
+            .into_iter()
             .map(|(rack, count)| (RackName(rack), count))
             .collect();
-        let hosts = named_counts(row.hosts, at, "hosts")?.collect();
-        table.insert(
+        let hosts = located_counts(row.hosts, row.host_counts, at, ("hosts", "host_counts"))?;
+        converted.push((
             priority,
-            Ask {
+            Some(Ask {
                 priority,
                 any,
                 resources,
                 racks,
                 hosts,
-            },
-        );
+            }),
+        ));
     }
-    Ok(())
+    Ok(converted)
 }
 
-/// A location map with every name checked non-empty.
-fn named_counts(
-    counts: BTreeMap<String, u32>,
+/// One row's locations and their counts (parallel lists) as a map, every name checked
+/// non-empty and named once.
+fn located_counts(
+    names: Vec<String>,
+    counts: Vec<u32>,
     at: At<'_>,
-    field: &'static str,
-) -> Result<impl Iterator<Item = (Arc<str>, u32)>, WireError> {
-    if counts.contains_key("") {
-        return Err(at
-            .field(field)
-            .error("has an entry with an empty name (a location name is required)"));
+    (names_field, counts_field): (&'static str, &'static str),
+) -> Result<BTreeMap<Arc<str>, u32>, WireError> {
+    if names.len() != counts.len() {
+        return Err(at.field(counts_field).error(format!(
+            "has {} counts for {} {names_field} (required: one count per name)",
+            counts.len(),
+            names.len()
+        )));
     }
-    Ok(counts.into_iter().map(|(name, count)| (name.into(), count)))
+    if names.iter().any(String::is_empty) {
+        return Err(at
+            .field(names_field)
+            .error("has an empty name (a location name is required)"));
+    }
+    let mut located: Vec<(Arc<str>, u32)> = names
+        .into_iter()
+        .map(Arc::<str>::from)
+        .zip(counts)
+        .collect();
+    located.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    if let Some(twice) = located.windows(2).find(|pair| pair[0].0 == pair[1].0) {
+        return Err(at.field(names_field).error(format!(
+            "names '{}' twice (each location at most once)",
+            twice[0].0
+        )));
+    }
+    // Sorted, so the map is built in one pass.
+    Ok(located.into_iter().collect())
 }
 
 fn locality(value: i32, at: At<'_>, field: &'static str) -> Result<Locality, WireError> {

@@ -27,8 +27,10 @@ fn row(priority: i32, any: u32, hosts: &[(&str, u32)], racks: &[(&str, u32)]) ->
         priority: Some(priority),
         any: Some(any),
         resources: resources(1024, 1),
-        racks: racks.iter().map(|(r, c)| (r.to_string(), *c)).collect(),
-        hosts: hosts.iter().map(|(h, c)| (h.to_string(), *c)).collect(),
+        racks: racks.iter().map(|(r, _)| r.to_string()).collect(),
+        rack_counts: racks.iter().map(|(_, c)| *c).collect(),
+        hosts: hosts.iter().map(|(h, _)| h.to_string()).collect(),
+        host_counts: hosts.iter().map(|(_, c)| *c).collect(),
     }
 }
 
@@ -463,12 +465,33 @@ fn ask_changes_require_their_fields() {
             change(r).rows.push(again)
         },
     );
-    refused(&format!("{at}.rows[0].racks"), "empty name", |r| {
-        change(r).rows[0].racks.insert(String::new(), 1);
+    refused(&format!("{at}.rows[0].racks"), "has an empty name", |r| {
+        let row = &mut change(r).rows[0];
+        row.racks.push(String::new());
+        row.rack_counts.push(1);
     });
-    refused(&format!("{at}.rows[0].hosts"), "empty name", |r| {
-        change(r).rows[0].hosts.insert(String::new(), 1);
+    refused(&format!("{at}.rows[0].hosts"), "has an empty name", |r| {
+        let row = &mut change(r).rows[0];
+        row.hosts.push(String::new());
+        row.host_counts.push(1);
     });
+    refused(&format!("{at}.rows[0].hosts"), "names 'h1' twice", |r| {
+        let row = &mut change(r).rows[0];
+        row.hosts.push("h1".into());
+        row.host_counts.push(1);
+    });
+    refused(
+        &format!("{at}.rows[0].host_counts"),
+        "has 1 counts for 2 hosts",
+        |r| {
+            change(r).rows[0].host_counts.pop();
+        },
+    );
+    refused(
+        &format!("{at}.rows[0].rack_counts"),
+        "has 2 counts for 1 racks",
+        |r| change(r).rows[0].rack_counts.push(4),
+    );
 }
 
 #[test]

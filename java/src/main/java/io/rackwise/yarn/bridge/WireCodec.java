@@ -172,7 +172,9 @@ public final class WireCodec {
     }
     AskRow.Builder row = AskRow.newBuilder().setPriority(priority).setAny(any);
     if (any > 0) {
-      row.setResources(resources(perContainer)).putAllRacks(racks).putAllHosts(hosts);
+      row.setResources(resources(perContainer));
+      racks.forEach((rack, count) -> row.addRacks(rack).addRackCounts(count));
+      hosts.forEach((host, count) -> row.addHosts(host).addHostCounts(count));
     }
     return row.build();
   }

@@ -70,8 +70,10 @@ class WireThroughTheCoreTest {
       changed.getAsksChanged().getRowsList().forEach(row -> rows.put(row.getPriority(), row));
       AskRow maps = rows.get(MAP);
       assertEquals(3, maps.getAny());
-      assertEquals(Map.of("h1", 3, "h3", 3), maps.getHostsMap());
-      assertEquals(Map.of("/r1", 3, "/r2", 3), maps.getRacksMap());
+      assertEquals(Map.of("h1", 3, "h3", 3),
+          located(maps.getHostsList(), maps.getHostCountsList()));
+      assertEquals(Map.of("/r1", 3, "/r2", 3),
+          located(maps.getRacksList(), maps.getRackCountsList()));
       assertEquals(TASK_MB, maps.getResources().getMemoryMb());
       assertEquals(1, maps.getResources().getVcores());
       AskRow reduces = rows.get(REDUCE);
@@ -120,6 +122,15 @@ class WireThroughTheCoreTest {
         NativeCore.destroy(handle);
       }
     }
+  }
+
+  private static Map<String, Integer> located(List<String> names, List<Integer> counts) {
+    assertEquals(names.size(), counts.size(), "one count per name");
+    Map<String, Integer> located = new HashMap<>();
+    for (int i = 0; i < names.size(); i++) {
+      located.put(names.get(i), counts.get(i));
+    }
+    return located;
   }
 
   /** The plan's entries for the queue of {@code app}, in order, as "priority/locality". */
