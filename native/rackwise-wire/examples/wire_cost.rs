@@ -4,8 +4,10 @@
 //!
 //! Run: `cargo run --release -p rackwise-wire --example wire_cost`
 //!
-//! The request: 20 events, one of them an app's ask table whose map row names 300 hosts on 15
-//! racks (a job reading a large input); the response: 3 steered queues of 10 entries each.
+//! Two scenarios. Typical: 20 events, one of them an app's ask table whose map row names 300
+//! hosts on 15 racks (a job reading a large input), answered by 3 steered queues of 10 entries
+//! each. Small: the common heartbeat once asks travel as changes, one container allocated and
+//! one finished, answered by one queue of 3 entries.
 
 use prost::Message;
 use rackwise_core::protocol::*;
@@ -272,7 +274,29 @@ fn wire_request(request: &OfferRequest) -> v1::OfferRequest {
     }
 }
 
-fn response() -> OfferResponse {
+/// The common heartbeat once asks travel as changes: one container allocated and one
+/// finished since the previous offer.
+fn small_request() -> OfferRequest {
+    let typical = protocol_request();
+    let first_of = |wanted: fn(&Event) -> bool| {
+        typical
+            .events
+            .iter()
+            .find(|event| wanted(event))
+            .cloned()
+            .expect("the typical request has one")
+    };
+    OfferRequest {
+        events: vec![
+            first_of(|e| matches!(e, Event::ContainerAllocated { .. })),
+            first_of(|e| matches!(e, Event::ContainerFinished { .. })),
+        ],
+        ..typical.clone()
+    }
+}
+
+/// A response steering `queues` queues of `entries` apps each.
+fn response(queues: usize, entries: usize) -> OfferResponse {
     let reasons = [
         "nass:node-local-map",
         "sarp:reduce-in-quota",
@@ -280,13 +304,15 @@ fn response() -> OfferResponse {
     ];
     OfferResponse {
         plan: Plan {
-            queues: (0..3)
+            queues: (0..queues)
                 .map(|q| QueuePlan {
                     queue: format!("root.queue{q}").into(),
-                    steered: (0..10).map(|a| AppId(app(q * 10 + a).into())).collect(),
-                    entries: (0..10)
+                    steered: (0..entries)
+                        .map(|a| AppId(app(q * entries + a).into()))
+                        .collect(),
+                    entries: (0..entries)
                         .map(|a| PlanEntry {
-                            app: AppId(app(q * 10 + a).into()),
+                            app: AppId(app(q * entries + a).into()),
                             priority: Priority(if a % 3 == 0 { 10 } else { 20 }),
                             locality: Locality::RackLocal,
                             reason: Cow::Borrowed(reasons[a % 3]),
@@ -306,7 +332,7 @@ fn response() -> OfferResponse {
     }
 }
 
-fn way<'a>(name: &'static str, bytes: usize, work: Box<dyn FnMut() + 'a>) -> Way<'a> {
+fn way<'a>(name: String, bytes: usize, work: Box<dyn FnMut() + 'a>) -> Way<'a> {
     Way {
         name,
         bytes,
@@ -319,7 +345,7 @@ fn way<'a>(name: &'static str, bytes: usize, work: Box<dyn FnMut() + 'a>) -> Way
 
 /// One way of doing one message's work, with what it measured.
 struct Way<'a> {
-    name: &'static str,
+    name: String,
     bytes: usize,
     work: Box<dyn FnMut() + 'a>,
     micros: Vec<f64>,
@@ -359,7 +385,7 @@ fn report(ways: &mut [Way<'_>]) {
     for way in ways {
         way.micros.sort_by(f64::total_cmp);
         println!(
-            "{:<44} {:>9.2} {:>9.2} {:>8} {:>8} {:>11}",
+            "{:<52} {:>9.2} {:>9.2} {:>8} {:>8} {:>11}",
             way.name,
             way.micros[0],
             way.micros[way.micros.len() / 2],
@@ -370,58 +396,89 @@ fn report(ways: &mut [Way<'_>]) {
     }
 }
 
+/// One scenario's messages in both encodings.
+struct Messages {
+    json_request: Vec<u8>,
+    proto_request: Vec<u8>,
+    response: OfferResponse,
+    json_response: usize,
+    proto_response: usize,
+}
+
+impl Messages {
+    fn new(request: &OfferRequest, response: OfferResponse) -> Messages {
+        let proto_request = wire_request(request).encode_to_vec();
+        // Both ways must carry the same request, or the comparison says nothing.
+        let decoded = rackwise_wire::decode_offer_request(&proto_request, |_| None).expect("valid");
+        assert_eq!(&decoded, request);
+        Messages {
+            json_request: serde_json::to_vec(request).expect("the request serializes"),
+            proto_request,
+            json_response: serde_json::to_vec(&response).expect("serializes").len(),
+            proto_response: rackwise_wire::encode_offer_response(&response)
+                .expect("encodes")
+                .len(),
+            response,
+        }
+    }
+
+    fn ways(&self, scenario: &'static str) -> [Way<'_>; 4] {
+        let name = |what: &str| format!("{scenario} {what}");
+        [
+            way(
+                name("(a) JSON: decode request"),
+                self.json_request.len(),
+                Box::new(|| {
+                    let decoded: OfferRequest =
+                        serde_json::from_slice(black_box(&self.json_request)).unwrap();
+                    black_box(decoded);
+                }),
+            ),
+            way(
+                name("(b) protobuf: decode + check request"),
+                self.proto_request.len(),
+                Box::new(|| {
+                    let decoded =
+                        rackwise_wire::decode_offer_request(black_box(&self.proto_request), |_| {
+                            None
+                        })
+                        .unwrap();
+                    black_box(decoded);
+                }),
+            ),
+            way(
+                name("(a) JSON: encode response"),
+                self.json_response,
+                Box::new(|| {
+                    black_box(serde_json::to_vec(black_box(&self.response)).unwrap());
+                }),
+            ),
+            way(
+                name("(b) protobuf: convert + encode response"),
+                self.proto_response,
+                Box::new(|| {
+                    black_box(
+                        rackwise_wire::encode_offer_response(black_box(&self.response)).unwrap(),
+                    );
+                }),
+            ),
+        ]
+    }
+}
+
 fn main() {
-    let request = protocol_request();
-    let json_request = serde_json::to_vec(&request).expect("the request serializes");
-    let proto_request = wire_request(&request).encode_to_vec();
-    let response = response();
-    let json_response = serde_json::to_vec(&response).expect("the response serializes");
-    let proto_response = rackwise_wire::encode_offer_response(&response).expect("encodes");
-
-    // Both ways must carry the same request, or the comparison says nothing.
-    let decoded = rackwise_wire::decode_offer_request(&proto_request, |_| None).expect("valid");
-    assert_eq!(decoded, request);
-
+    let typical = Messages::new(&protocol_request(), response(3, 10));
+    let small = Messages::new(&small_request(), response(1, 3));
     println!("Rust side, per offer: {ROUNDS} interleaved rounds of {BATCH} calls; release build");
     println!(
-        "{:<44} {:>9} {:>9} {:>8} {:>8} {:>11}",
+        "{:<52} {:>9} {:>9} {:>8} {:>8} {:>11}",
         "", "min µs", "median µs", "bytes", "allocs", "alloc bytes"
     );
-    let mut ways = [
-        way(
-            "(a) JSON: decode OfferRequest (serde_json)",
-            json_request.len(),
-            Box::new(|| {
-                let decoded: OfferRequest =
-                    serde_json::from_slice(black_box(&json_request)).unwrap();
-                black_box(decoded);
-            }),
-        ),
-        way(
-            "(b) protobuf: decode + check OfferRequest",
-            proto_request.len(),
-            Box::new(|| {
-                let decoded =
-                    rackwise_wire::decode_offer_request(black_box(&proto_request), |_| None)
-                        .unwrap();
-                black_box(decoded);
-            }),
-        ),
-        way(
-            "(a) JSON: encode OfferResponse (serde_json)",
-            json_response.len(),
-            Box::new(|| {
-                black_box(serde_json::to_vec(black_box(&response)).unwrap());
-            }),
-        ),
-        way(
-            "(b) protobuf: convert + encode OfferResponse",
-            proto_response.len(),
-            Box::new(|| {
-                black_box(rackwise_wire::encode_offer_response(black_box(&response)).unwrap());
-            }),
-        ),
-    ];
+    let mut ways: Vec<Way<'_>> = typical
+        .ways("typical")
+        .into_iter()
+        .chain(small.ways("small"))
+        .collect();
     measure(&mut ways);
     report(&mut ways);
 }

@@ -39,8 +39,10 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
  * <p>Run: {@code mvn -q -pl java test-compile exec:java -Dexec.classpathScope=test
  * -Dexec.mainClass=io.rackwise.yarn.bridge.WireCostBench}
  *
- * <p>The request: 20 events, one of them an app's ask table whose map row names 300 hosts on 15
- * racks; the response: 3 steered queues of 10 entries each. (a) builds its trees exactly as
+ * <p>Two scenarios. Typical: 20 events, one of them an app's ask table whose map row names 300
+ * hosts on 15 racks, answered by 3 steered queues of 10 entries each. Small: the common
+ * heartbeat once asks travel as changes, one container allocated and one finished, answered by
+ * one queue of 3 entries. (a) builds its trees exactly as
  * DecisionCore's event methods do (it cannot call them: they only queue into a live engine).
  */
 public final class WireCostBench {
@@ -181,6 +183,33 @@ public final class WireCostBench {
     events.add(WireCodec.jobStats(new io.rackwise.yarn.stats.JobStats(app(1), 1200, 600, 20,
         80L << 30, 30L << 30)));
     events.add(WireCodec.hostFigures(HOST_7, 1_700_000_100_000L, 420.5, null, null, null));
+    return WireCodec.offerRequest(1_700_000_100_500L, events, node(3), FREE, USED)
+        .toByteArray();
+  }
+
+  // ---- the small request: the common heartbeat once asks travel as changes -------------------
+
+  private static byte[] smallTreeRequest() throws IOException {
+    ObjectNode request = JSON.objectNode().put("now_ms", 1_700_000_100_500L);
+    ArrayNode events = request.putArray("events");
+    ObjectNode allocated = events.addObject().put("type", "container_allocated")
+        .put("app", app(1)).put("container", container(100)).put("node", node(0))
+        .put("priority", 20).put("locality", "node_local").put("time_ms", 1_700_000_100_000L);
+    resources(allocated.putObject("resources"), TASK);
+    events.addObject().put("type", "container_finished").put("app", app(1))
+        .put("container", container(0)).put("time_ms", 1_700_000_100_000L);
+    ObjectNode offered = request.putObject("node").put("node", node(3));
+    resources(offered.putObject("unallocated"), FREE);
+    offered.putObject("utilization").put("pmem_mb", USED.getPhysicalMemory())
+        .put("cpu", USED.getCPU());
+    return MAPPER.writeValueAsBytes(request);
+  }
+
+  private static byte[] smallProtoRequest() {
+    List<Event> events = List.of(
+        WireCodec.containerAllocated(app(1), container(100), node(0), 20, NodeType.NODE_LOCAL,
+            TASK, 1_700_000_100_000L),
+        WireCodec.containerFinished(app(1), container(0), 1_700_000_100_000L));
     return WireCodec.offerRequest(1_700_000_100_500L, events, node(3), FREE, USED)
         .toByteArray();
   }
@@ -354,16 +383,16 @@ public final class WireCostBench {
 
   // ---- the response, both encodings of the same content -------------------------------------
 
-  private static byte[] jsonResponse() throws IOException {
+  private static byte[] jsonResponse(int queueCount, int entryCount) throws IOException {
     ObjectNode response = JSON.objectNode();
     ArrayNode queues = response.putObject("plan").putArray("queues");
-    for (int q = 0; q < 3; q++) {
+    for (int q = 0; q < queueCount; q++) {
       ObjectNode queue = queues.addObject().put("queue", "root.queue" + q);
       ArrayNode steered = queue.putArray("steered");
       ArrayNode entries = queue.putArray("entries");
-      for (int a = 0; a < 10; a++) {
-        steered.add(app(q * 10 + a));
-        entries.addObject().put("app", app(q * 10 + a)).put("priority", a % 3 == 0 ? 10 : 20)
+      for (int a = 0; a < entryCount; a++) {
+        steered.add(app(q * entryCount + a));
+        entries.addObject().put("app", app(q * entryCount + a)).put("priority", a % 3 == 0 ? 10 : 20)
             .put("locality", "rack_local").put("reason", REASONS[a % 3]);
       }
     }
@@ -374,13 +403,13 @@ public final class WireCostBench {
     return MAPPER.writeValueAsBytes(response);
   }
 
-  private static byte[] protoResponse() {
+  private static byte[] protoResponse(int queueCount, int entryCount) {
     Plan.Builder plan = Plan.newBuilder();
-    for (int q = 0; q < 3; q++) {
+    for (int q = 0; q < queueCount; q++) {
       QueuePlan.Builder queue = plan.addQueuesBuilder().setQueue("root.queue" + q);
-      for (int a = 0; a < 10; a++) {
-        queue.addSteered(app(q * 10 + a));
-        queue.addEntries(PlanEntry.newBuilder().setApp(app(q * 10 + a))
+      for (int a = 0; a < entryCount; a++) {
+        queue.addSteered(app(q * entryCount + a));
+        queue.addEntries(PlanEntry.newBuilder().setApp(app(q * entryCount + a))
             .setPriority(a % 3 == 0 ? 10 : 20).setLocality(Locality.LOCALITY_RACK_LOCAL)
             .setReason(REASONS[a % 3]));
       }
@@ -449,8 +478,10 @@ public final class WireCostBench {
   }
 
   public static void main(String[] args) throws IOException {
-    byte[] json = jsonResponse();
-    byte[] proto = protoResponse();
+    byte[] json = jsonResponse(3, 10);
+    byte[] proto = protoResponse(3, 10);
+    byte[] smallJson = jsonResponse(1, 3);
+    byte[] smallProto = protoResponse(1, 3);
     checkSamePlan(treeResponse(json), WireCodec.decodeResponse(proto).plan());
     checkSamePlan(treeResponse(json), streamedResponse(json));
     if (!MAPPER.readTree(treeRequest()).equals(MAPPER.readTree(streamedRequest()))) {
@@ -469,15 +500,23 @@ public final class WireCostBench {
         new Way("(b) protobuf: read + check OfferResponse", proto.length,
             () -> WireCodec.decodeResponse(proto)),
         new Way("(c) Jackson streaming: read plan", json.length,
-            () -> streamedResponse(json)));
+            () -> streamedResponse(json)),
+        new Way("small (a) Jackson tree: build + write request", smallTreeRequest().length,
+            WireCostBench::smallTreeRequest),
+        new Way("small (b) protobuf: build + write request", smallProtoRequest().length,
+            WireCostBench::smallProtoRequest),
+        new Way("small (a) Jackson tree: read response -> plan", smallJson.length,
+            () -> treeResponse(smallJson)),
+        new Way("small (b) protobuf: read + check response", smallProto.length,
+            () -> WireCodec.decodeResponse(smallProto)));
     measure(ways);
     System.out.printf("Java side, per offer: %d interleaved rounds of %d calls after warm-up%n",
         ROUNDS, BATCH);
-    System.out.printf("%-46s %9s %9s %8s %12s%n", "", "min µs", "median µs", "bytes",
+    System.out.printf("%-48s %9s %9s %8s %12s%n", "", "min µs", "median µs", "bytes",
         "alloc bytes");
     for (Way way : ways) {
       Arrays.sort(way.micros);
-      System.out.printf("%-46s %9.2f %9.2f %8d %12d%n", way.name, way.micros[0],
+      System.out.printf("%-48s %9.2f %9.2f %8d %12d%n", way.name, way.micros[0],
           way.micros[ROUNDS / 2], way.bytes, way.allocatedPerCall);
     }
   }
