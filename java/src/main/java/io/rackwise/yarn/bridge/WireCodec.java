@@ -37,12 +37,17 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.ResourceUtilization;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.placement.AppPlacementAllocator;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 import org.slf4j.event.Level;
 
@@ -87,6 +92,12 @@ public final class WireCodec {
 
   // ---- events ---------------------------------------------------------------------------------
 
+  /** A node as the scheduler holds it: its id, host, rack and whole capacity. */
+  public static Event nodeAdded(SchedulerNode node) {
+    return nodeAdded(node.getNodeID().toString(), node.getNodeName(), node.getRackName(),
+        node.getTotalResource());
+  }
+
   public static Event nodeAdded(String node, String host, String rack, Resource capacity) {
     return Event.newBuilder().setNodeAdded(NodeAdded.newBuilder()
         .setNode(id(node, "NodeAdded.node")).setHost(id(host, "NodeAdded.host"))
@@ -96,6 +107,20 @@ public final class WireCodec {
   public static Event nodeRemoved(String node) {
     return Event.newBuilder()
         .setNodeRemoved(NodeRemoved.newBuilder().setNode(id(node, "NodeRemoved.node"))).build();
+  }
+
+  /**
+   * An app in the leaf queue the scheduler placed it in. {@code rmApp} may be null (an app the
+   * RM no longer lists): its name, type and tags are then unknown, and it counts as submitted
+   * at {@code nowMs}.
+   */
+  public static Event appAdded(ApplicationId app, RMApp rmApp, String user, String queue,
+      long nowMs) {
+    if (rmApp == null) {
+      return appAdded(String.valueOf(app), null, user, queue, null, null, nowMs);
+    }
+    return appAdded(String.valueOf(app), rmApp.getName(), user, queue,
+        rmApp.getApplicationType(), rmApp.getApplicationTags(), rmApp.getSubmitTime());
   }
 
   /** An app the RM accepted; name, user, type and tags may be unknown (null). */
@@ -147,9 +172,9 @@ public final class WireCodec {
     }
     Map<String, Integer> racks = new HashMap<>();
     Map<String, Integer> hosts = new HashMap<>();
-    Map<String, ResourceRequest> requests = attempt.getAppPlacementAllocator(key) == null
-        ? Collections.emptyMap()
-        : attempt.getAppPlacementAllocator(key).getResourceRequests();
+    AppPlacementAllocator<?> allocator = attempt.getAppPlacementAllocator(key);
+    Map<String, ResourceRequest> requests =
+        allocator == null ? Collections.emptyMap() : allocator.getResourceRequests();
     for (Map.Entry<String, ResourceRequest> request : requests.entrySet()) {
       String name = request.getKey();
       int count = request.getValue().getNumContainers();
@@ -179,6 +204,15 @@ public final class WireCodec {
     return row.build();
   }
 
+  /** A container just allocated, at the locality it was allocated with. */
+  public static Event containerAllocated(RMContainer container, NodeType locality) {
+    return containerAllocated(
+        String.valueOf(container.getApplicationAttemptId().getApplicationId()),
+        String.valueOf(container.getContainerId()), String.valueOf(container.getAllocatedNode()),
+        container.getAllocatedSchedulerKey().getPriority().getPriority(), locality,
+        container.getAllocatedResource(), container.getCreationTime());
+  }
+
   public static Event containerAllocated(String app, String container, String node,
       int priority, NodeType locality, Resource resources, long timeMs) {
     return Event.newBuilder().setContainerAllocated(ContainerAllocated.newBuilder()
@@ -187,6 +221,12 @@ public final class WireCodec {
         .setNode(id(node, "ContainerAllocated.node")).setPriority(priority)
         .setLocality(locality(locality)).setResources(resources(resources)).setTimeMs(timeMs))
         .build();
+  }
+
+  public static Event containerFinished(RMContainer container, long timeMs) {
+    return containerFinished(
+        String.valueOf(container.getApplicationAttemptId().getApplicationId()),
+        String.valueOf(container.getContainerId()), timeMs);
   }
 
   public static Event containerFinished(String app, String container, long timeMs) {
@@ -237,6 +277,12 @@ public final class WireCodec {
   }
 
   // ---- the offer ------------------------------------------------------------------------------
+
+  /** The offer of {@code node}: what it has unallocated and its latest utilization report. */
+  public static OfferRequest offerRequest(long nowMs, List<Event> events, SchedulerNode node) {
+    return offerRequest(nowMs, events, node.getNodeID().toString(),
+        node.getUnallocatedResource(), node.getNodeUtilization());
+  }
 
   /** One node offer: the events since the previous one, then the node offered. */
   public static OfferRequest offerRequest(long nowMs, List<Event> events, String node,

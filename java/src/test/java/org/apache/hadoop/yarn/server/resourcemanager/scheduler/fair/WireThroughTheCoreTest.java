@@ -28,6 +28,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -84,18 +86,33 @@ class WireThroughTheCoreTest {
       rows.remove(REDUCE);
       rows.values().forEach(row -> assertEquals(0, row.getAny(), row.toString()));
 
+      // Everything else of the first offer from the RM's own objects too.
       List<Event> setup = new ArrayList<>();
-      cluster.rackOf.forEach((host, rack) -> setup.add(WireCodec.nodeAdded(host + ":1234", host,
-          rack, Resource.newInstance(MockRackCluster.NODE_MB, 8))));
-      setup.add(WireCodec.appAdded(app, "wordcount", "alice", "root.sw", "MAPREDUCE", Set.of(),
-          1));
+      for (MockNM nm : cluster.nodes.values()) {
+        setup.add(WireCodec.nodeAdded(scheduler.getSchedulerNode(nm.getNodeId())));
+      }
+      Event added = WireCodec.appAdded(attempt.getApplicationId(), job.app, attempt.getUser(),
+          attempt.getQueue().getName(), 0);
+      assertEquals("root.sw", added.getAppAdded().getQueue());
+      assertEquals("MAPREDUCE", added.getAppAdded().getAppType());
+      assertEquals(job.app.getSubmitTime(), added.getAppAdded().getSubmitMs());
+      setup.add(added);
+      RMContainer am = attempt.getLiveContainers().iterator().next();
+      Event amAllocated = WireCodec.containerAllocated(am, NodeType.OFF_SWITCH);
+      assertEquals(0, amAllocated.getContainerAllocated().getPriority());
+      assertEquals("h4:1234", amAllocated.getContainerAllocated().getNode());
+      setup.add(amAllocated);
+      assertEquals(am.getContainerId().toString(),
+          WireCodec.containerFinished(am, 5).getContainerFinished().getContainer());
       setup.add(changed);
       byte[] config = WireCodec.engineConfig(Map.of(), AllocationFileExtensions.parse(
           new ByteArrayInputStream(STEERED.getBytes(StandardCharsets.UTF_8)), "test"),
           List.of(), "test").toByteArray();
       long handle = NativeCore.createProto(config);
       try {
-        OfferPlan first = offer(handle, 10_000, setup, "h1:1234").plan();
+        FSSchedulerNode h1 = scheduler.getSchedulerNode(cluster.nodes.get("h1").getNodeId());
+        OfferPlan first = WireCodec.decodeResponse(NativeCore.offerProto(handle,
+            WireCodec.offerRequest(10_000, setup, h1).toByteArray())).plan();
         assertTrue(first.steers(app), "the core steers the MapReduce app of root.sw");
         assertTrue(entries(first, app).contains(MAP + "/" + NodeType.NODE_LOCAL),
             "h1 holds a split: a node-local map is allowed: " + entries(first, app));
