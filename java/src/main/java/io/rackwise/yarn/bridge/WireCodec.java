@@ -117,9 +117,9 @@ public final class WireCodec {
   public static Event appAdded(ApplicationId app, RMApp rmApp, String user, String queue,
       long nowMs) {
     if (rmApp == null) {
-      return appAdded(String.valueOf(app), null, user, queue, null, null, nowMs);
+      return appAdded(text(app), null, user, queue, null, null, nowMs);
     }
-    return appAdded(String.valueOf(app), rmApp.getName(), user, queue,
+    return appAdded(text(app), rmApp.getName(), user, queue,
         rmApp.getApplicationType(), rmApp.getApplicationTags(), rmApp.getSubmitTime());
   }
 
@@ -148,7 +148,7 @@ public final class WireCodec {
   public static Event asksChanged(SchedulerApplicationAttempt attempt,
       Collection<SchedulerRequestKey> changedKeys) {
     AsksChanged.Builder changed = AsksChanged.newBuilder()
-        .setApp(id(String.valueOf(attempt.getApplicationId()), "AsksChanged.app"));
+        .setApp(id(text(attempt.getApplicationId()), "AsksChanged.app"));
     for (SchedulerRequestKey key : changedKeys) {
       askRow(attempt, key).ifPresent(changed::addRows);
     }
@@ -206,9 +206,8 @@ public final class WireCodec {
 
   /** A container just allocated, at the locality it was allocated with. */
   public static Event containerAllocated(RMContainer container, NodeType locality) {
-    return containerAllocated(
-        String.valueOf(container.getApplicationAttemptId().getApplicationId()),
-        String.valueOf(container.getContainerId()), String.valueOf(container.getAllocatedNode()),
+    return containerAllocated(text(container.getApplicationAttemptId().getApplicationId()),
+        text(container.getContainerId()), text(container.getAllocatedNode()),
         container.getAllocatedSchedulerKey().getPriority().getPriority(), locality,
         container.getAllocatedResource(), container.getCreationTime());
   }
@@ -224,9 +223,8 @@ public final class WireCodec {
   }
 
   public static Event containerFinished(RMContainer container, long timeMs) {
-    return containerFinished(
-        String.valueOf(container.getApplicationAttemptId().getApplicationId()),
-        String.valueOf(container.getContainerId()), timeMs);
+    return containerFinished(text(container.getApplicationAttemptId().getApplicationId()),
+        text(container.getContainerId()), timeMs);
   }
 
   public static Event containerFinished(String app, String container, long timeMs) {
@@ -494,6 +492,11 @@ public final class WireCodec {
           + (value == null ? "null" : "empty") + " (required: a non-empty name or id)");
     }
     return value;
+  }
+
+  /** An id object's text; null stays null, so that {@link #id} refuses it by name. */
+  private static String text(Object id) {
+    return id == null ? null : id.toString();
   }
 
   private static String orEmpty(String value) {
