@@ -61,6 +61,16 @@ RackwiseStatus rackwise_engine_create(const uint8_t *config,
                                       uint64_t *out_handle,
                                       struct RackwiseBuffer *out_error);
 
+// [`rackwise_engine_create`] for an `EngineConfig` of the typed wire (protobuf,
+// `proto/rackwise.proto`).
+//
+// # Safety
+// As for [`rackwise_engine_create`].
+RackwiseStatus rackwise_engine_create_proto(const uint8_t *config,
+                                            size_t config_len,
+                                            uint64_t *out_handle,
+                                            struct RackwiseBuffer *out_error);
+
 // Runs one offer: an `OfferRequest` JSON document in, an `OfferResponse` JSON document out.
 //
 // `*out` receives the response on success and the error message otherwise.
@@ -73,6 +83,16 @@ RackwiseStatus rackwise_offer(uint64_t handle,
                               size_t request_len,
                               struct RackwiseBuffer *out);
 
+// [`rackwise_offer`] over the typed wire: a protobuf `OfferRequest` in, a protobuf
+// `OfferResponse` out.
+//
+// # Safety
+// As for [`rackwise_offer`].
+RackwiseStatus rackwise_offer_proto(uint64_t handle,
+                                    const uint8_t *request,
+                                    size_t request_len,
+                                    struct RackwiseBuffer *out);
+
 // Replaces an engine's configuration; on error the engine keeps the previous one.
 //
 // # Safety
@@ -82,6 +102,15 @@ RackwiseStatus rackwise_reconfigure(uint64_t handle,
                                     const uint8_t *config,
                                     size_t config_len,
                                     struct RackwiseBuffer *out_error);
+
+// [`rackwise_reconfigure`] for an `EngineConfig` of the typed wire.
+//
+// # Safety
+// As for [`rackwise_reconfigure`].
+RackwiseStatus rackwise_reconfigure_proto(uint64_t handle,
+                                          const uint8_t *config,
+                                          size_t config_len,
+                                          struct RackwiseBuffer *out_error);
 
 // Drops an engine; the handle is refused from then on.
 //

@@ -155,8 +155,37 @@ pub unsafe extern "C" fn rackwise_engine_create(
     out_handle: *mut u64,
     out_error: *mut RackwiseBuffer,
 ) -> RackwiseStatus {
-    // SAFETY: `input` relies on the caller's contract for `config`, stated above.
-    let result = guard::run(|| ops::create(unsafe { input(config, config_len)? }));
+    // SAFETY: the caller's contract, stated above, is `create_with`'s.
+    unsafe { create_with(ops::create, config, config_len, out_handle, out_error) }
+}
+
+/// [`rackwise_engine_create`] for an `EngineConfig` of the typed wire (protobuf,
+/// `proto/rackwise.proto`).
+///
+/// # Safety
+/// As for [`rackwise_engine_create`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rackwise_engine_create_proto(
+    config: *const u8,
+    config_len: usize,
+    out_handle: *mut u64,
+    out_error: *mut RackwiseBuffer,
+) -> RackwiseStatus {
+    // SAFETY: the caller's contract, stated at `rackwise_engine_create`, is `create_with`'s.
+    unsafe { create_with(ops::create_proto, config, config_len, out_handle, out_error) }
+}
+
+/// # Safety
+/// The contract of [`rackwise_engine_create`].
+unsafe fn create_with(
+    create: fn(&[u8]) -> Result<u64, BoundaryError>,
+    config: *const u8,
+    config_len: usize,
+    out_handle: *mut u64,
+    out_error: *mut RackwiseBuffer,
+) -> RackwiseStatus {
+    // SAFETY: `input` relies on the caller's contract for `config`.
+    let result = guard::run(|| create(unsafe { input(config, config_len)? }));
     let (handle, outcome) = match result {
         Ok(handle) => (handle, Ok(())),
         Err(error) => (0, Err(error)),
@@ -183,8 +212,37 @@ pub unsafe extern "C" fn rackwise_offer(
     request_len: usize,
     out: *mut RackwiseBuffer,
 ) -> RackwiseStatus {
-    // SAFETY: `input` relies on the caller's contract for `request`, stated above.
-    let result = guard::run(|| ops::offer(handle, unsafe { input(request, request_len)? }));
+    // SAFETY: the caller's contract, stated above, is `offer_with`'s.
+    unsafe { offer_with(ops::offer, handle, request, request_len, out) }
+}
+
+/// [`rackwise_offer`] over the typed wire: a protobuf `OfferRequest` in, a protobuf
+/// `OfferResponse` out.
+///
+/// # Safety
+/// As for [`rackwise_offer`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rackwise_offer_proto(
+    handle: u64,
+    request: *const u8,
+    request_len: usize,
+    out: *mut RackwiseBuffer,
+) -> RackwiseStatus {
+    // SAFETY: the caller's contract, stated at `rackwise_offer`, is `offer_with`'s.
+    unsafe { offer_with(ops::offer_proto, handle, request, request_len, out) }
+}
+
+/// # Safety
+/// The contract of [`rackwise_offer`].
+unsafe fn offer_with(
+    offer: fn(u64, &[u8]) -> Result<Vec<u8>, BoundaryError>,
+    handle: u64,
+    request: *const u8,
+    request_len: usize,
+    out: *mut RackwiseBuffer,
+) -> RackwiseStatus {
+    // SAFETY: `input` relies on the caller's contract for `request`.
+    let result = guard::run(|| offer(handle, unsafe { input(request, request_len)? }));
     let (buffer, status) = match result {
         Ok(response) => (RackwiseBuffer::from_vec(response), RackwiseStatus::Ok),
         Err(error) => (
@@ -211,6 +269,24 @@ pub unsafe extern "C" fn rackwise_reconfigure(
 ) -> RackwiseStatus {
     // SAFETY: `input` relies on the caller's contract for `config`, stated above.
     let result = guard::run(|| ops::reconfigure(handle, unsafe { input(config, config_len)? }));
+    // SAFETY: the caller's contract for `out_error`.
+    unsafe { finish(result, out_error) }
+}
+
+/// [`rackwise_reconfigure`] for an `EngineConfig` of the typed wire.
+///
+/// # Safety
+/// As for [`rackwise_reconfigure`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rackwise_reconfigure_proto(
+    handle: u64,
+    config: *const u8,
+    config_len: usize,
+    out_error: *mut RackwiseBuffer,
+) -> RackwiseStatus {
+    // SAFETY: `input` relies on the caller's contract for `config`, stated above.
+    let result =
+        guard::run(|| ops::reconfigure_proto(handle, unsafe { input(config, config_len)? }));
     // SAFETY: the caller's contract for `out_error`.
     unsafe { finish(result, out_error) }
 }
@@ -378,6 +454,49 @@ mod tests {
             );
             rackwise_buffer_free(ptr::null_mut());
         }
+    }
+
+    #[test]
+    fn the_typed_wire_through_the_c_abi() {
+        use prost::Message;
+        use rackwise_wire::v1;
+        let config = v1::EngineConfig::default().encode_to_vec();
+        let mut handle = 0;
+        let mut error = RackwiseBuffer::EMPTY;
+        // SAFETY: valid slice and out-pointers.
+        let status = unsafe {
+            rackwise_engine_create_proto(config.as_ptr(), config.len(), &mut handle, &mut error)
+        };
+        assert_eq!(status, RackwiseStatus::Ok, "{:?}", take(error));
+        let request = v1::OfferRequest {
+            now_ms: Some(1),
+            events: vec![],
+            node: Some(v1::NodeOffer {
+                node: "h1:1".into(),
+                unallocated: Some(v1::Resources {
+                    memory_mb: Some(1024),
+                    vcores: Some(1),
+                }),
+                utilization: None,
+            }),
+        }
+        .encode_to_vec();
+        let mut out = RackwiseBuffer::EMPTY;
+        // SAFETY: valid slice and out-pointer.
+        let status =
+            unsafe { rackwise_offer_proto(handle, request.as_ptr(), request.len(), &mut out) };
+        assert_eq!(status, RackwiseStatus::Ok);
+        let response = v1::OfferResponse::decode(take(out).as_slice()).unwrap();
+        assert!(response.plan.is_some() && response.diagnostics.is_some());
+        let mut error = RackwiseBuffer::EMPTY;
+        // SAFETY: valid slice and out-pointer.
+        let status =
+            unsafe { rackwise_reconfigure_proto(handle, b"\x0a\x05ab".as_ptr(), 4, &mut error) };
+        assert_eq!(status, RackwiseStatus::ProtocolError);
+        assert!(String::from_utf8(take(error))
+            .unwrap()
+            .starts_with("rackwise.wire.v1.EngineConfig cannot be decoded"));
+        assert_eq!(destroy(handle), RackwiseStatus::Ok);
     }
 
     #[test]

@@ -70,6 +70,12 @@ impl From<CoreError> for BoundaryError {
     }
 }
 
+impl From<rackwise_wire::WireError> for BoundaryError {
+    fn from(error: rackwise_wire::WireError) -> BoundaryError {
+        BoundaryError::protocol(error.to_string())
+    }
+}
+
 thread_local! {
     // How many `run` frames are active on this thread. The hook only swallows panics that a
     // guard is about to catch; any other panic (a failing `#[test]`, a host program linking the

@@ -59,7 +59,7 @@ public final class OfferPlan {
   private final Map<String, List<Entry>> entriesByQueue;
   private final Map<String, String> queueOfSteeredApp;
 
-  private OfferPlan(Map<String, List<Entry>> entriesByQueue,
+  OfferPlan(Map<String, List<Entry>> entriesByQueue,
       Map<String, String> queueOfSteeredApp) {
     this.entriesByQueue = entriesByQueue;
     this.queueOfSteeredApp = queueOfSteeredApp;

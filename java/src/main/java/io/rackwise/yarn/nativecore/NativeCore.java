@@ -43,6 +43,31 @@ public final class NativeCore implements NativeEngine {
    */
   public static native void reconfigure(long handle, byte[] engineConfig);
 
+  // The same three calls over the typed wire (proto/rackwise.proto, docs/wire.md): messages
+  // built and read by io.rackwise.yarn.bridge.WireCodec. They run beside the JSON calls above
+  // until the shim switches over.
+
+  /**
+   * {@link #create} for a protobuf {@code rackwise.wire.v1.EngineConfig}.
+   *
+   * @throws NativeProtocolException the bytes are no {@code EngineConfig}, or one lacks a
+   *     required field (the message names it)
+   */
+  public static native long createProto(byte[] engineConfig);
+
+  /**
+   * {@link #offer(long, byte[])} for a protobuf {@code rackwise.wire.v1.OfferRequest}; its ask
+   * changes are merged into the ask tables the engine holds.
+   *
+   * @return a protobuf {@code rackwise.wire.v1.OfferResponse}
+   * @throws NativeProtocolException the bytes are no {@code OfferRequest}, or one lacks a
+   *     required field (the message names it)
+   */
+  public static native byte[] offerProto(long handle, byte[] offerRequest);
+
+  /** {@link #reconfigure(long, byte[])} for a protobuf {@code rackwise.wire.v1.EngineConfig}. */
+  public static native void reconfigureProto(long handle, byte[] engineConfig);
+
   /**
    * Drops an engine. An offer already running on another thread finishes first; later calls with
    * the handle are refused.
