@@ -315,7 +315,7 @@ impl Policy for Recorder {
         let what = match observation {
             Observation::NodeAdded { .. } => return,
             Observation::AppAdded { app } => format!("observe added {}", app.0),
-            Observation::AsksReplaced { app } => format!("observe asks {}", app.0),
+            Observation::AsksChanged { app } => format!("observe asks {}", app.0),
             other => format!("observe {other:?}"),
         };
         self.calls.lock().unwrap().push(what);

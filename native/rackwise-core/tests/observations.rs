@@ -50,10 +50,11 @@ impl Fixture {
         observed
     }
 
-    fn asks(&mut self, asks: &[(i32, u32)]) {
-        self.apply(Event::Asks {
+    /// Changed rows of the app's ask table: (priority, any), `any == 0` removing the row.
+    fn asks(&mut self, rows: &[(i32, u32)]) {
+        self.apply(Event::AsksChanged {
             app: AppId("app".into()),
-            asks: asks
+            rows: rows
                 .iter()
                 .map(|(priority, any)| Ask {
                     priority: Priority(*priority),
@@ -131,19 +132,19 @@ fn a_job_goes_through_its_phases_by_its_counts() {
     f.asks(&[(0, 1)]);
     assert_eq!(f.phase(), JobPhase::Starting);
     f.allocate("am", 0, 0);
-    f.asks(&[(20, 2)]);
+    f.asks(&[(0, 0), (20, 2)]);
     assert_eq!(f.phase(), JobPhase::Map);
     f.allocate("m1", 20, 1);
     f.asks(&[(20, 1), (10, 1)]);
     assert_eq!(f.phase(), JobPhase::Map, "a map pending with a reduce");
     f.allocate("m2", 20, 2);
-    f.asks(&[(10, 1)]);
+    f.asks(&[(20, 0)]);
     assert_eq!(f.phase(), JobPhase::Map, "maps still running");
     f.finish("m1", 3);
     f.finish("m2", 4);
     assert_eq!(f.phase(), JobPhase::Reduce);
     f.allocate("r1", 10, 5);
-    f.asks(&[]);
+    f.asks(&[(10, 0)]);
     assert_eq!(f.phase(), JobPhase::Reduce, "the reduce runs");
     f.finish("r1", 6);
     assert_eq!(f.phase(), JobPhase::Idle);

@@ -36,15 +36,10 @@ pub fn offer(handle: Handle, request: &[u8]) -> Result<Vec<u8>, BoundaryError> {
 
 /// [`offer`] for an `OfferRequest` of the typed wire; returns the encoded `OfferResponse`.
 pub fn offer_proto(handle: Handle, request: &[u8]) -> Result<Vec<u8>, BoundaryError> {
-    let entry = registry::get(handle)?;
-    let mut engine = entry.lock()?;
-    // Decoded under the engine's lock: the request's ask changes are merged into the ask
-    // tables the engine holds (today's core takes whole tables).
-    let request = rackwise_wire::decode_offer_request(request, |app| {
-        engine.state().apps.get(app).map(|known| &known.asks)
-    })?;
-    let response = engine.offer(request);
-    drop(engine);
+    let engine = registry::get(handle)?;
+    // Decoded before taking the engine's lock, which is then held for the engine call only.
+    let request = rackwise_wire::decode_offer_request(request)?;
+    let response = engine.lock()?.offer(request);
     Ok(rackwise_wire::encode_offer_response(&with_logs(response))?)
 }
 

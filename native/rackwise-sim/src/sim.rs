@@ -236,6 +236,9 @@ struct Job {
     allowed: Locality,
     allowed_since: u64,
     asks_dirty: bool,
+    /// The `any` of the AM, reduce and map rows as last sent to the core: a row goes out when
+    /// it changed, and a row that dropped to zero goes out once, removing it.
+    reported_any: [u32; 3],
     stats_dirty: bool,
     steered_stamp: u64,
 }
@@ -438,6 +441,7 @@ impl<'a> Sim<'a> {
                     allowed: Locality::NodeLocal,
                     allowed_since: 0,
                     asks_dirty: false,
+                    reported_any: [0; 3],
                     stats_dirty: false,
                     steered_stamp: 0,
                 }
@@ -852,7 +856,7 @@ impl<'a> Sim<'a> {
         }
     }
 
-    /// One call of the core: the events since the last offer, the changed ask tables and job
+    /// One call of the core: the events since the last offer, the changed ask rows and job
     /// counters (as `attemptScheduling` sends them), then the node.
     fn ask_core(&mut self, node: u32) -> OfferPlan {
         let mut events = std::mem::take(&mut self.core_events);
@@ -869,10 +873,13 @@ impl<'a> Sim<'a> {
             if self.jobs[j as usize].asks_dirty {
                 self.jobs[j as usize].asks_dirty = false;
                 if self.jobs[j as usize].phase != JobPhase::Done {
-                    events.push(Event::Asks {
-                        app: self.app_ids[j as usize].clone(),
-                        asks: self.ask_table(j),
-                    });
+                    let rows = self.changed_ask_rows(j);
+                    if !rows.is_empty() {
+                        events.push(Event::AsksChanged {
+                            app: self.app_ids[j as usize].clone(),
+                            rows,
+                        });
+                    }
                 }
             }
         }
@@ -939,38 +946,42 @@ impl<'a> Sim<'a> {
     }
 
     /// The app's whole outstanding ask table, as the shim reports it.
-    fn ask_table(&self, j: u32) -> Vec<Ask> {
-        let job = &self.jobs[j as usize];
+    /// The job's ask rows that changed since they were last sent, in the order AM, reduce,
+    /// map. A map row with maps pending is always sent: its locations move with every
+    /// allocation even where its count would not tell.
+    fn changed_ask_rows(&mut self, j: u32) -> Vec<Ask> {
         let resources = self.node_resources(1);
-        let mut asks = Vec::new();
-        if job.am_pending {
-            asks.push(Ask {
-                priority: Priority(PRIORITY_AM),
-                any: 1,
+        let job = &mut self.jobs[j as usize];
+        let current = [job.am_pending as u32, job.pending_reduces, job.pending_maps];
+        let mut rows = Vec::new();
+        for (row, priority) in [PRIORITY_AM, PRIORITY_REDUCE, PRIORITY_MAP]
+            .into_iter()
+            .enumerate()
+        {
+            let any = current[row];
+            let is_map_row = priority == PRIORITY_MAP;
+            if any == job.reported_any[row] && !(is_map_row && any > 0) {
+                continue;
+            }
+            job.reported_any[row] = any;
+            let located = is_map_row && any > 0;
+            rows.push(Ask {
+                priority: Priority(priority),
+                any,
                 resources,
-                racks: BTreeMap::new(),
-                hosts: BTreeMap::new(),
+                racks: if located {
+                    job.ask_racks.clone()
+                } else {
+                    BTreeMap::new()
+                },
+                hosts: if located {
+                    job.ask_hosts.clone()
+                } else {
+                    BTreeMap::new()
+                },
             });
         }
-        if job.pending_reduces > 0 {
-            asks.push(Ask {
-                priority: Priority(PRIORITY_REDUCE),
-                any: job.pending_reduces,
-                resources,
-                racks: BTreeMap::new(),
-                hosts: BTreeMap::new(),
-            });
-        }
-        if job.pending_maps > 0 {
-            asks.push(Ask {
-                priority: Priority(PRIORITY_MAP),
-                any: job.pending_maps,
-                resources,
-                racks: job.ask_racks.clone(),
-                hosts: job.ask_hosts.clone(),
-            });
-        }
-        asks
+        rows
     }
 
     // ---- allocation ---------------------------------------------------------------------------

@@ -86,10 +86,10 @@ fn protocol_request() -> OfferRequest {
         tags: vec!["rackwise.shuffle-ratio=0.4".into()],
         submit_ms: 1_700_000_000_000,
     }];
-    events.push(Event::Asks {
+    events.push(Event::AsksChanged {
         app: AppId(app(1).into()),
         // In priority order, as the core keeps a table.
-        asks: vec![
+        rows: vec![
             Ask {
                 priority: Priority(10),
                 any: 20,
@@ -191,9 +191,9 @@ fn wire_request(request: &OfferRequest) -> v1::OfferRequest {
                     tags: tags.clone(),
                     submit_ms: Some(*submit_ms),
                 }),
-                Event::Asks { app, asks } => Kind::AsksChanged(v1::AsksChanged {
+                Event::AsksChanged { app, rows } => Kind::AsksChanged(v1::AsksChanged {
                     app: app.0.to_string(),
-                    rows: asks
+                    rows: rows
                         .iter()
                         .map(|ask| v1::AskRow {
                             priority: Some(ask.priority.0),
@@ -418,7 +418,7 @@ impl Messages {
     fn new(request: &OfferRequest, response: OfferResponse) -> Messages {
         let proto_request = wire_request(request).encode_to_vec();
         // Both ways must carry the same request, or the comparison says nothing.
-        let decoded = rackwise_wire::decode_offer_request(&proto_request, |_| None).expect("valid");
+        let decoded = rackwise_wire::decode_offer_request(&proto_request).expect("valid");
         assert_eq!(&decoded, request);
         Messages {
             json_request: serde_json::to_vec(request).expect("the request serializes"),
@@ -448,10 +448,8 @@ impl Messages {
                 self.proto_request.len(),
                 Box::new(|| {
                     let decoded =
-                        rackwise_wire::decode_offer_request(black_box(&self.proto_request), |_| {
-                            None
-                        })
-                        .unwrap();
+                        rackwise_wire::decode_offer_request(black_box(&self.proto_request))
+                            .unwrap();
                     black_box(decoded);
                 }),
             ),

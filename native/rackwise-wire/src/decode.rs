@@ -7,7 +7,7 @@ use rackwise_core::protocol::{
     AppId, Ask, ContainerId, EngineConfig, Event, LearnedRatio, Locality, NodeId, NodeOffer,
     OfferRequest, Priority, QueueSettings, RackName, Resources, Utilization,
 };
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Decodes and checks an `EngineConfig` message.
@@ -15,13 +15,9 @@ pub fn decode_engine_config(bytes: &[u8]) -> Result<EngineConfig, WireError> {
     engine_config(decode_bytes(bytes, "EngineConfig")?)
 }
 
-/// Decodes and checks an `OfferRequest` message. `current_asks` gives an app's ask table as
-/// the engine holds it now (see [`offer_request`]).
-pub fn decode_offer_request<'t>(
-    bytes: &[u8],
-    current_asks: impl Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>,
-) -> Result<OfferRequest, WireError> {
-    offer_request(decode_bytes(bytes, "OfferRequest")?, current_asks)
+/// Decodes and checks an `OfferRequest` message.
+pub fn decode_offer_request(bytes: &[u8]) -> Result<OfferRequest, WireError> {
+    offer_request(decode_bytes(bytes, "OfferRequest")?)
 }
 
 fn decode_bytes<M: Message + Default>(bytes: &[u8], name: &str) -> Result<M, WireError> {
@@ -66,130 +62,29 @@ fn learned_ratio(message: v1::LearnedRatio, at: At<'_>) -> Result<LearnedRatio, 
 }
 
 /// Checks an `OfferRequest` and converts it to the protocol's.
-///
-/// The wire reports asks as per-priority changes (`AsksChanged`); today's core takes an app's
-/// whole table (`Event::Asks`). Each change is therefore merged into the table the engine
-/// holds now (`current_asks`, read under the engine's lock), or into the table an earlier
-/// event of this same request produced, and sent on as the whole table. An `AppAdded` starts
-/// the app's table empty and an `AppRemoved` drops it, as they do in the core.
-pub fn offer_request<'t>(
-    message: v1::OfferRequest,
-    current_asks: impl Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>,
-) -> Result<OfferRequest, WireError> {
+pub fn offer_request(message: v1::OfferRequest) -> Result<OfferRequest, WireError> {
     let at = At::root("OfferRequest");
     let now_ms = required(message.now_ms, at, "now_ms")?;
     let node = node_offer(required(message.node, at, "node")?, at.field("node"))?;
-    let mut tables = AskTables {
-        current: current_asks,
-        building: HashMap::new(),
-    };
-    let mut events = Vec::with_capacity(message.events.len());
-    for (i, wire_event) in message.events.into_iter().enumerate() {
-        let at = at.item("events", i);
-        let Some(kind) = wire_event.kind else {
-            return Err(
-                at.error("has no kind set (required; an event kind newer than this library?)")
-            );
-        };
-        event(kind, at, &mut tables, &mut events)?;
-    }
-    tables.finish_all(&mut events);
+    let events = message
+        .events
+        .into_iter()
+        .enumerate()
+        .map(|(i, wire_event)| {
+            let at = at.item("events", i);
+            match wire_event.kind {
+                Some(kind) => event(kind, at),
+                None => Err(
+                    at.error("has no kind set (required; an event kind newer than this library?)")
+                ),
+            }
+        })
+        .collect::<Result<_, _>>()?;
     Ok(OfferRequest {
         now_ms,
         events,
         node,
     })
-}
-
-/// The ask tables of one request's conversion: the engine's, as changed by the request's
-/// events so far.
-struct AskTables<F> {
-    current: F,
-    /// Apps whose asks an event of this request changed, added or removed.
-    building: HashMap<AppId, Building>,
-}
-
-enum Building {
-    /// The app's table after its latest change, for the `Event::Asks` at index `event`, which
-    /// gets it when the request is complete (or a later change supersedes it): so the common
-    /// request, with one change per app, clones no table.
-    Table {
-        event: usize,
-        table: BTreeMap<Priority, Ask>,
-    },
-    /// The app was added or removed: it has no asks until its next change.
-    Empty,
-}
-
-impl<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>> AskTables<F> {
-    /// Applies one `AsksChanged`, appending the app's `Event::Asks` to `events`.
-    fn change(
-        &mut self,
-        change: v1::AsksChanged,
-        at: At<'_>,
-        events: &mut Vec<Event>,
-    ) -> Result<(), WireError> {
-        let app = AppId(non_empty(change.app, at, "app")?.into());
-        let rows = ask_rows(change.rows, at)?;
-        let mut table = match self.building.remove(&app) {
-            Some(Building::Table { event, table }) => {
-                // The earlier event keeps the table as its own change left it.
-                fill(events, event, table.clone());
-                table
-            }
-            Some(Building::Empty) => BTreeMap::new(),
-            // Only the rows this change keeps are copied from the engine's table.
-            None => (self.current)(&app)
-                .into_iter()
-                .flatten()
-                .filter(|(priority, _)| rows.iter().all(|(changed, _)| changed != *priority))
-                .map(|(priority, ask)| (*priority, ask.clone()))
-                .collect(),
-        };
-        for (priority, row) in rows {
-            match row {
-                Some(ask) => table.insert(priority, ask),
-                None => table.remove(&priority),
-            };
-        }
-        self.building.insert(
-            app.clone(),
-            Building::Table {
-                event: events.len(),
-                table,
-            },
-        );
-        events.push(Event::Asks {
-            app,
-            asks: Vec::new(),
-        });
-        Ok(())
-    }
-
-    /// The app was added or removed: it has no asks until its next change.
-    fn reset(&mut self, app: &AppId, events: &mut [Event]) {
-        if let Some(Building::Table { event, table }) =
-            self.building.insert(app.clone(), Building::Empty)
-        {
-            fill(events, event, table);
-        }
-    }
-
-    /// Moves every table still being built into its event.
-    fn finish_all(self, events: &mut [Event]) {
-        for building in self.building.into_values() {
-            if let Building::Table { event, table } = building {
-                fill(events, event, table);
-            }
-        }
-    }
-}
-
-/// Gives the `Event::Asks` at `index` its table.
-fn fill(events: &mut [Event], index: usize, table: BTreeMap<Priority, Ask>) {
-    if let Some(Event::Asks { asks, .. }) = events.get_mut(index) {
-        *asks = table.into_values().collect();
-    }
 }
 
 fn node_offer(message: v1::NodeOffer, at: At<'_>) -> Result<NodeOffer, WireError> {
@@ -219,16 +114,10 @@ fn resources(message: v1::Resources, at: At<'_>) -> Result<Resources, WireError>
     })
 }
 
-/// Converts one event and appends it to `events`; an event today's core has no use for
-/// appends nothing.
-fn event<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>>(
-    kind: v1::event::Kind,
-    at: At<'_>,
-    tables: &mut AskTables<F>,
-    events: &mut Vec<Event>,
-) -> Result<(), WireError> {
+/// Converts one event.
+fn event(kind: v1::event::Kind, at: At<'_>) -> Result<Event, WireError> {
     use v1::event::Kind;
-    let event = match kind {
+    Ok(match kind {
         Kind::NodeAdded(m) => {
             let at = at.field("node_added");
             Event::NodeAdded {
@@ -243,10 +132,8 @@ fn event<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>>(
         },
         Kind::AppAdded(m) => {
             let at = at.field("app_added");
-            let app = AppId(non_empty(m.app, at, "app")?.into());
-            tables.reset(&app, events);
             Event::AppAdded {
-                app,
+                app: AppId(non_empty(m.app, at, "app")?.into()),
                 name: m.name,
                 user: m.user,
                 queue: non_empty(m.queue, at, "queue")?,
@@ -255,13 +142,15 @@ fn event<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>>(
                 submit_ms: required(m.submit_ms, at, "submit_ms")?,
             }
         }
-        Kind::AppRemoved(m) => {
-            let app = AppId(non_empty(m.app, at.field("app_removed"), "app")?.into());
-            tables.reset(&app, events);
-            Event::AppRemoved { app }
-        }
-        Kind::AsksChanged(change) => {
-            return tables.change(change, at.field("asks_changed"), events);
+        Kind::AppRemoved(m) => Event::AppRemoved {
+            app: AppId(non_empty(m.app, at.field("app_removed"), "app")?.into()),
+        },
+        Kind::AsksChanged(m) => {
+            let at = at.field("asks_changed");
+            Event::AsksChanged {
+                app: AppId(non_empty(m.app, at, "app")?.into()),
+                rows: ask_rows(m.rows, at)?,
+            }
         }
         Kind::ContainerAllocated(m) => {
             let at = at.field("container_allocated");
@@ -325,19 +214,17 @@ fn event<'t, F: Fn(&AppId) -> Option<&'t BTreeMap<Priority, Ask>>>(
                 cpu_speed: m.cpu_speed,
             }
         }
-    };
-    events.push(event);
-    Ok(())
+    })
 }
 
-/// One `AsksChanged`'s rows: each priority with its new row, or `None` where `any == 0`
-/// removes the row.
-fn ask_rows(rows: Vec<v1::AskRow>, at: At<'_>) -> Result<Vec<(Priority, Option<Ask>)>, WireError> {
-    let mut converted: Vec<(Priority, Option<Ask>)> = Vec::with_capacity(rows.len());
+/// One `AsksChanged`'s rows, each priority at most once. A row with `any == 0` removes its
+/// priority's row and needs nothing else.
+fn ask_rows(rows: Vec<v1::AskRow>, at: At<'_>) -> Result<Vec<Ask>, WireError> {
+    let mut converted: Vec<Ask> = Vec::with_capacity(rows.len());
     for (i, row) in rows.into_iter().enumerate() {
         let at = at.item("rows", i);
         let priority = Priority(required(row.priority, at, "priority")?);
-        if converted.iter().any(|(earlier, _)| *earlier == priority) {
+        if converted.iter().any(|earlier| earlier.priority == priority) {
             return Err(at.field("priority").error(format!(
                 "{} appears in an earlier row of the same change (each priority at most once)",
                 priority.0
@@ -345,7 +232,13 @@ fn ask_rows(rows: Vec<v1::AskRow>, at: At<'_>) -> Result<Vec<(Priority, Option<A
         }
         let any = required(row.any, at, "any")?;
         if any == 0 {
-            converted.push((priority, None));
+            converted.push(Ask {
+                priority,
+                any,
+                resources: Resources::default(),
+                racks: BTreeMap::new(),
+                hosts: BTreeMap::new(),
+            });
             continue;
         }
         let resources = resources(
@@ -357,16 +250,13 @@ fn ask_rows(rows: Vec<v1::AskRow>, at: At<'_>) -> Result<Vec<(Priority, Option<A
             .map(|(rack, count)| (RackName(rack), count))
             .collect();
         let hosts = located_counts(row.hosts, row.host_counts, at, ("hosts", "host_counts"))?;
-        converted.push((
+        converted.push(Ask {
             priority,
-            Some(Ask {
-                priority,
-                any,
-                resources,
-                racks,
-                hosts,
-            }),
-        ));
+            any,
+            resources,
+            racks,
+            hosts,
+        });
     }
     Ok(converted)
 }

@@ -125,12 +125,8 @@ fn every_event() -> v1::OfferRequest {
     }
 }
 
-fn no_tables(_: &AppId) -> Option<&'static BTreeMap<Priority, Ask>> {
-    None
-}
-
 fn convert(request: v1::OfferRequest) -> Result<p::OfferRequest, WireError> {
-    offer_request(request, no_tables)
+    offer_request(request)
 }
 
 fn ask(priority: i32, any: u32, hosts: &[(&str, u32)], racks: &[(&str, u32)]) -> Ask {
@@ -151,7 +147,7 @@ fn ask(priority: i32, any: u32, hosts: &[(&str, u32)], racks: &[(&str, u32)]) ->
 
 #[test]
 fn every_event_kind_becomes_the_protocol_event() {
-    let converted = decode_offer_request(&every_event().encode_to_vec(), no_tables).unwrap();
+    let converted = decode_offer_request(&every_event().encode_to_vec()).unwrap();
     let app = || AppId("app_1".into());
     let expected = p::OfferRequest {
         now_ms: 1_000,
@@ -177,9 +173,9 @@ fn every_event_kind_becomes_the_protocol_event() {
                 tags: vec!["nightly".into()],
                 submit_ms: 5,
             },
-            p::Event::Asks {
+            p::Event::AsksChanged {
                 app: app(),
-                asks: vec![ask(MAP, 3, &[("h1", 2), ("h2", 1)], &[("/r1", 3)])],
+                rows: vec![ask(MAP, 3, &[("h1", 2), ("h2", 1)], &[("/r1", 3)])],
             },
             p::Event::ContainerAllocated {
                 app: app(),
@@ -262,75 +258,24 @@ fn host_figures_without_cross_rack_traffic_reach_the_core_as_sent() {
 }
 
 #[test]
-fn an_ask_change_replaces_only_its_priorities_in_the_engines_table() {
-    let app = AppId("app_1".into());
-    let held: BTreeMap<Priority, Ask> = [
-        (Priority(MAP), ask(MAP, 5, &[("h1", 5)], &[("/r1", 5)])),
-        (Priority(REDUCE), ask(REDUCE, 2, &[], &[])),
-        (Priority(0), ask(0, 1, &[], &[])),
-    ]
-    .into_iter()
-    .collect();
+fn an_ask_change_carries_only_the_rows_it_names() {
     let mut request = every_event();
     request.events = vec![asks_changed(
         "app_1",
         vec![
-            // Fewer maps, now on h2; the AM ask is satisfied; the reduce row is not named.
             row(MAP, 4, &[("h2", 4)], &[("/r1", 4)]),
-            row(0, 0, &[], &[]),
+            row(REDUCE, 2, &[], &[]),
         ],
     )];
-    let converted = offer_request(request, |asked: &AppId| {
-        assert_eq!(asked, &app);
-        Some(&held)
-    })
-    .unwrap();
     assert_eq!(
-        converted.events,
-        vec![p::Event::Asks {
-            app: app.clone(),
-            asks: vec![
-                ask(REDUCE, 2, &[], &[]),
+        convert(request).unwrap().events,
+        vec![p::Event::AsksChanged {
+            app: AppId("app_1".into()),
+            rows: vec![
                 ask(MAP, 4, &[("h2", 4)], &[("/r1", 4)]),
+                ask(REDUCE, 2, &[], &[]),
             ],
         }]
-    );
-}
-
-#[test]
-fn later_changes_in_one_request_build_on_the_earlier_ones() {
-    let held: BTreeMap<Priority, Ask> = [(Priority(REDUCE), ask(REDUCE, 2, &[], &[]))]
-        .into_iter()
-        .collect();
-    let mut request = every_event();
-    request.events = vec![
-        asks_changed("app_1", vec![row(MAP, 3, &[("h1", 3)], &[])]),
-        asks_changed("app_1", vec![row(MAP, 2, &[("h1", 2)], &[])]),
-        // Re-added: its table starts empty, as in the core, not from the engine's.
-        app_added("app_1", "root.sw"),
-        asks_changed("app_1", vec![row(MAP, 1, &[], &[])]),
-        event(Kind::AppRemoved(v1::AppRemoved {
-            app: "app_1".into(),
-        })),
-        asks_changed("app_1", vec![row(REDUCE, 1, &[], &[])]),
-    ];
-    let converted = offer_request(request, |_: &AppId| Some(&held)).unwrap();
-    let tables: Vec<Vec<Ask>> = converted
-        .events
-        .into_iter()
-        .filter_map(|event| match event {
-            p::Event::Asks { asks, .. } => Some(asks),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(
-        tables,
-        vec![
-            vec![ask(REDUCE, 2, &[], &[]), ask(MAP, 3, &[("h1", 3)], &[])],
-            vec![ask(REDUCE, 2, &[], &[]), ask(MAP, 2, &[("h1", 2)], &[])],
-            vec![ask(MAP, 1, &[], &[])],
-            vec![ask(REDUCE, 1, &[], &[])],
-        ]
     );
 }
 
@@ -339,7 +284,7 @@ fn later_changes_in_one_request_build_on_the_earlier_ones() {
 fn refused(field: &str, reason: &str, break_it: impl FnOnce(&mut v1::OfferRequest)) {
     let mut request = every_event();
     break_it(&mut request);
-    let error = decode_offer_request(&request.encode_to_vec(), no_tables)
+    let error = decode_offer_request(&request.encode_to_vec())
         .expect_err(&format!("{field} should be refused"));
     assert_eq!(error.field, field, "{error}");
     assert!(error.reason.contains(reason), "{error}");
@@ -522,9 +467,15 @@ fn a_removing_row_needs_no_resources() {
     let converted = convert(request).unwrap();
     assert_eq!(
         converted.events,
-        vec![p::Event::Asks {
+        vec![p::Event::AsksChanged {
             app: AppId("app_1".into()),
-            asks: vec![]
+            rows: vec![Ask {
+                priority: Priority(MAP),
+                any: 0,
+                resources: p::Resources::default(),
+                racks: BTreeMap::new(),
+                hosts: BTreeMap::new(),
+            }],
         }]
     );
 }
@@ -637,7 +588,7 @@ fn feed_events_require_their_fields() {
 
 #[test]
 fn bytes_that_are_no_message_are_refused() {
-    let error = decode_offer_request(b"\xff\xff\xff not protobuf", no_tables).unwrap_err();
+    let error = decode_offer_request(b"\xff\xff\xff not protobuf").unwrap_err();
     assert_eq!(error.field, "OfferRequest");
     assert!(error.reason.starts_with("cannot be decoded"), "{error}");
     // A length-delimited field claiming 5 bytes where 2 follow.
@@ -908,9 +859,7 @@ fn an_engine_fed_changes_decides_as_one_fed_whole_tables() {
             }),
         };
         let bytes = request(changed).encode_to_vec();
-        let converted =
-            decode_offer_request(&bytes, |app| changes.state().apps.get(app).map(|a| &a.asks))
-                .unwrap();
+        let converted = decode_offer_request(&bytes).unwrap();
         let from_changes = changes.offer(converted);
         let reference = whole.offer(convert(request(whole_tables)).unwrap());
         assert_eq!(from_changes, reference, "offer {i}");

@@ -244,7 +244,7 @@ impl Policy for ShuffleWatcher {
             Observation::AppAdded { app } | Observation::AppRemoved { app } => {
                 self.jobs.remove(app);
             }
-            Observation::AsksReplaced { app: id } => {
+            Observation::AsksChanged { app: id } => {
                 let state: &ClusterState = context.state;
                 let Some(app) = state.apps.get(id) else {
                     return;
