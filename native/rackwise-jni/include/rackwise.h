@@ -48,7 +48,7 @@ typedef struct RackwiseBuffer {
 extern "C" {
 #endif // __cplusplus
 
-// Builds an engine from an `EngineConfig` JSON document.
+// Builds an engine from an `EngineConfig` message (protobuf, `proto/rackwise.proto`).
 //
 // On success `*out_handle` is a new nonzero handle; on failure it is 0.
 //
@@ -61,17 +61,7 @@ RackwiseStatus rackwise_engine_create(const uint8_t *config,
                                       uint64_t *out_handle,
                                       struct RackwiseBuffer *out_error);
 
-// [`rackwise_engine_create`] for an `EngineConfig` of the typed wire (protobuf,
-// `proto/rackwise.proto`).
-//
-// # Safety
-// As for [`rackwise_engine_create`].
-RackwiseStatus rackwise_engine_create_proto(const uint8_t *config,
-                                            size_t config_len,
-                                            uint64_t *out_handle,
-                                            struct RackwiseBuffer *out_error);
-
-// Runs one offer: an `OfferRequest` JSON document in, an `OfferResponse` JSON document out.
+// Runs one offer: an `OfferRequest` message in, an `OfferResponse` message out (protobuf).
 //
 // `*out` receives the response on success and the error message otherwise.
 //
@@ -83,17 +73,8 @@ RackwiseStatus rackwise_offer(uint64_t handle,
                               size_t request_len,
                               struct RackwiseBuffer *out);
 
-// [`rackwise_offer`] over the typed wire: a protobuf `OfferRequest` in, a protobuf
-// `OfferResponse` out.
-//
-// # Safety
-// As for [`rackwise_offer`].
-RackwiseStatus rackwise_offer_proto(uint64_t handle,
-                                    const uint8_t *request,
-                                    size_t request_len,
-                                    struct RackwiseBuffer *out);
-
-// Replaces an engine's configuration; on error the engine keeps the previous one.
+// Replaces an engine's configuration (an `EngineConfig` message); on error the engine keeps
+// the previous one.
 //
 // # Safety
 // As for [`rackwise_engine_create`]: `config`/`config_len` readable, `out_error` null or
@@ -102,15 +83,6 @@ RackwiseStatus rackwise_reconfigure(uint64_t handle,
                                     const uint8_t *config,
                                     size_t config_len,
                                     struct RackwiseBuffer *out_error);
-
-// [`rackwise_reconfigure`] for an `EngineConfig` of the typed wire.
-//
-// # Safety
-// As for [`rackwise_reconfigure`].
-RackwiseStatus rackwise_reconfigure_proto(uint64_t handle,
-                                          const uint8_t *config,
-                                          size_t config_len,
-                                          struct RackwiseBuffer *out_error);
 
 // Drops an engine; the handle is refused from then on.
 //

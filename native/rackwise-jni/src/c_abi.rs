@@ -140,7 +140,7 @@ unsafe fn finish(
     }
 }
 
-/// Builds an engine from an `EngineConfig` JSON document.
+/// Builds an engine from an `EngineConfig` message (protobuf, `proto/rackwise.proto`).
 ///
 /// On success `*out_handle` is a new nonzero handle; on failure it is 0.
 ///
@@ -155,37 +155,8 @@ pub unsafe extern "C" fn rackwise_engine_create(
     out_handle: *mut u64,
     out_error: *mut RackwiseBuffer,
 ) -> RackwiseStatus {
-    // SAFETY: the caller's contract, stated above, is `create_with`'s.
-    unsafe { create_with(ops::create, config, config_len, out_handle, out_error) }
-}
-
-/// [`rackwise_engine_create`] for an `EngineConfig` of the typed wire (protobuf,
-/// `proto/rackwise.proto`).
-///
-/// # Safety
-/// As for [`rackwise_engine_create`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rackwise_engine_create_proto(
-    config: *const u8,
-    config_len: usize,
-    out_handle: *mut u64,
-    out_error: *mut RackwiseBuffer,
-) -> RackwiseStatus {
-    // SAFETY: the caller's contract, stated at `rackwise_engine_create`, is `create_with`'s.
-    unsafe { create_with(ops::create_proto, config, config_len, out_handle, out_error) }
-}
-
-/// # Safety
-/// The contract of [`rackwise_engine_create`].
-unsafe fn create_with(
-    create: fn(&[u8]) -> Result<u64, BoundaryError>,
-    config: *const u8,
-    config_len: usize,
-    out_handle: *mut u64,
-    out_error: *mut RackwiseBuffer,
-) -> RackwiseStatus {
-    // SAFETY: `input` relies on the caller's contract for `config`.
-    let result = guard::run(|| create(unsafe { input(config, config_len)? }));
+    // SAFETY: `input` relies on the caller's contract for `config`, stated above.
+    let result = guard::run(|| ops::create(unsafe { input(config, config_len)? }));
     let (handle, outcome) = match result {
         Ok(handle) => (handle, Ok(())),
         Err(error) => (0, Err(error)),
@@ -198,7 +169,7 @@ unsafe fn create_with(
     unsafe { finish(outcome, out_error) }
 }
 
-/// Runs one offer: an `OfferRequest` JSON document in, an `OfferResponse` JSON document out.
+/// Runs one offer: an `OfferRequest` message in, an `OfferResponse` message out (protobuf).
 ///
 /// `*out` receives the response on success and the error message otherwise.
 ///
@@ -212,37 +183,8 @@ pub unsafe extern "C" fn rackwise_offer(
     request_len: usize,
     out: *mut RackwiseBuffer,
 ) -> RackwiseStatus {
-    // SAFETY: the caller's contract, stated above, is `offer_with`'s.
-    unsafe { offer_with(ops::offer, handle, request, request_len, out) }
-}
-
-/// [`rackwise_offer`] over the typed wire: a protobuf `OfferRequest` in, a protobuf
-/// `OfferResponse` out.
-///
-/// # Safety
-/// As for [`rackwise_offer`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rackwise_offer_proto(
-    handle: u64,
-    request: *const u8,
-    request_len: usize,
-    out: *mut RackwiseBuffer,
-) -> RackwiseStatus {
-    // SAFETY: the caller's contract, stated at `rackwise_offer`, is `offer_with`'s.
-    unsafe { offer_with(ops::offer_proto, handle, request, request_len, out) }
-}
-
-/// # Safety
-/// The contract of [`rackwise_offer`].
-unsafe fn offer_with(
-    offer: fn(u64, &[u8]) -> Result<Vec<u8>, BoundaryError>,
-    handle: u64,
-    request: *const u8,
-    request_len: usize,
-    out: *mut RackwiseBuffer,
-) -> RackwiseStatus {
-    // SAFETY: `input` relies on the caller's contract for `request`.
-    let result = guard::run(|| offer(handle, unsafe { input(request, request_len)? }));
+    // SAFETY: `input` relies on the caller's contract for `request`, stated above.
+    let result = guard::run(|| ops::offer(handle, unsafe { input(request, request_len)? }));
     let (buffer, status) = match result {
         Ok(response) => (RackwiseBuffer::from_vec(response), RackwiseStatus::Ok),
         Err(error) => (
@@ -255,7 +197,8 @@ unsafe fn offer_with(
     status
 }
 
-/// Replaces an engine's configuration; on error the engine keeps the previous one.
+/// Replaces an engine's configuration (an `EngineConfig` message); on error the engine keeps
+/// the previous one.
 ///
 /// # Safety
 /// As for [`rackwise_engine_create`]: `config`/`config_len` readable, `out_error` null or
@@ -269,24 +212,6 @@ pub unsafe extern "C" fn rackwise_reconfigure(
 ) -> RackwiseStatus {
     // SAFETY: `input` relies on the caller's contract for `config`, stated above.
     let result = guard::run(|| ops::reconfigure(handle, unsafe { input(config, config_len)? }));
-    // SAFETY: the caller's contract for `out_error`.
-    unsafe { finish(result, out_error) }
-}
-
-/// [`rackwise_reconfigure`] for an `EngineConfig` of the typed wire.
-///
-/// # Safety
-/// As for [`rackwise_reconfigure`].
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rackwise_reconfigure_proto(
-    handle: u64,
-    config: *const u8,
-    config_len: usize,
-    out_error: *mut RackwiseBuffer,
-) -> RackwiseStatus {
-    // SAFETY: `input` relies on the caller's contract for `config`, stated above.
-    let result =
-        guard::run(|| ops::reconfigure_proto(handle, unsafe { input(config, config_len)? }));
     // SAFETY: the caller's contract for `out_error`.
     unsafe { finish(result, out_error) }
 }
@@ -346,8 +271,28 @@ pub unsafe extern "C" fn rackwise_buffer_free(buffer: *mut RackwiseBuffer) {
 mod tests {
     use super::*;
 
-    const CONFIG: &[u8] = br#"{"settings":{},"queues":[],"learned":[],"source":"test"}"#;
-    const REQUEST: &[u8] = br#"{"now_ms":1,"events":[],"node":{"node":"h1:1","unallocated":{"memory_mb":1024,"vcores":1}}}"#;
+    use prost::Message;
+    use rackwise_wire::v1;
+
+    fn config() -> Vec<u8> {
+        v1::EngineConfig::default().encode_to_vec()
+    }
+
+    fn request() -> Vec<u8> {
+        v1::OfferRequest {
+            now_ms: Some(1),
+            events: vec![],
+            node: Some(v1::NodeOffer {
+                node: "h1:1".into(),
+                unallocated: Some(v1::Resources {
+                    memory_mb: Some(1024),
+                    vcores: Some(1),
+                }),
+                utilization: None,
+            }),
+        }
+        .encode_to_vec()
+    }
 
     /// Takes a buffer's bytes and frees it.
     fn take(mut buffer: RackwiseBuffer) -> Vec<u8> {
@@ -387,25 +332,34 @@ mod tests {
 
     #[test]
     fn lifecycle_through_the_c_abi() {
-        let (status, handle, error) = create(CONFIG);
+        let (status, handle, error) = create(&config());
         assert_eq!((status, error.as_str()), (RackwiseStatus::Ok, ""));
         assert_ne!(handle, 0);
 
-        let (status, response) = offer(handle, REQUEST);
+        let (status, response) = offer(handle, &request());
         assert_eq!(status, RackwiseStatus::Ok);
-        let response: serde_json::Value = serde_json::from_slice(&response).unwrap();
-        assert!(response["diagnostics"].is_object(), "{response}");
+        let response = v1::OfferResponse::decode(response.as_slice()).unwrap();
+        assert!(response.plan.is_some() && response.diagnostics.is_some());
 
+        let config = config();
         let mut error = RackwiseBuffer::EMPTY;
         // SAFETY: valid slice and out-pointer.
         let status =
-            unsafe { rackwise_reconfigure(handle, CONFIG.as_ptr(), CONFIG.len(), &mut error) };
+            unsafe { rackwise_reconfigure(handle, config.as_ptr(), config.len(), &mut error) };
         assert_eq!(status, RackwiseStatus::Ok);
         assert!(take(error).is_empty());
 
+        let mut error = RackwiseBuffer::EMPTY;
+        // SAFETY: valid slice and out-pointer.
+        let status = unsafe { rackwise_reconfigure(handle, b"\x0a\x05ab".as_ptr(), 4, &mut error) };
+        assert_eq!(status, RackwiseStatus::ProtocolError);
+        assert!(String::from_utf8(take(error))
+            .unwrap()
+            .starts_with("rackwise.wire.v1.EngineConfig cannot be decoded"));
+
         assert_eq!(destroy(handle), RackwiseStatus::Ok);
         assert_eq!(destroy(handle), RackwiseStatus::HandleError);
-        assert_eq!(offer(handle, REQUEST).0, RackwiseStatus::HandleError);
+        assert_eq!(offer(handle, &request()).0, RackwiseStatus::HandleError);
     }
 
     #[test]
@@ -420,18 +374,21 @@ mod tests {
             "{message}"
         );
         // The process is alive and the library still serves calls.
-        let (status, handle, _) = create(CONFIG);
+        let (status, handle, _) = create(&config());
         assert_eq!(status, RackwiseStatus::Ok);
         assert_eq!(destroy(handle), RackwiseStatus::Ok);
     }
 
     #[test]
     fn errors_carry_their_status_and_message() {
-        let (status, handle, error) = create(b"{\"settings\": 3}");
+        let (status, handle, error) = create(b"\xff\xff");
         assert_eq!((status, handle), (RackwiseStatus::ProtocolError, 0));
-        assert!(error.starts_with("malformed message"), "{error}");
+        assert!(
+            error.starts_with("rackwise.wire.v1.EngineConfig cannot be decoded"),
+            "{error}"
+        );
 
-        let (status, message) = offer(0, REQUEST);
+        let (status, message) = offer(0, &request());
         assert_eq!(status, RackwiseStatus::HandleError);
         assert!(String::from_utf8(message).unwrap().contains("handle 0"));
     }
@@ -442,11 +399,13 @@ mod tests {
         unsafe {
             let status = rackwise_engine_create(ptr::null(), 5, ptr::null_mut(), ptr::null_mut());
             assert_eq!(status, RackwiseStatus::ProtocolError);
-            let status = rackwise_engine_create(ptr::null(), 0, ptr::null_mut(), ptr::null_mut());
+            // No bytes are a valid, empty EngineConfig message.
+            let mut handle = 0;
+            let status = rackwise_engine_create(ptr::null(), 0, &mut handle, ptr::null_mut());
+            assert_eq!(status, RackwiseStatus::Ok);
             assert_eq!(
-                status,
-                RackwiseStatus::ProtocolError,
-                "empty input is not JSON"
+                rackwise_engine_destroy(handle, ptr::null_mut()),
+                RackwiseStatus::Ok
             );
             assert_eq!(
                 rackwise_offer(1 << 60, ptr::null(), 0, ptr::null_mut()),
@@ -454,49 +413,6 @@ mod tests {
             );
             rackwise_buffer_free(ptr::null_mut());
         }
-    }
-
-    #[test]
-    fn the_typed_wire_through_the_c_abi() {
-        use prost::Message;
-        use rackwise_wire::v1;
-        let config = v1::EngineConfig::default().encode_to_vec();
-        let mut handle = 0;
-        let mut error = RackwiseBuffer::EMPTY;
-        // SAFETY: valid slice and out-pointers.
-        let status = unsafe {
-            rackwise_engine_create_proto(config.as_ptr(), config.len(), &mut handle, &mut error)
-        };
-        assert_eq!(status, RackwiseStatus::Ok, "{:?}", take(error));
-        let request = v1::OfferRequest {
-            now_ms: Some(1),
-            events: vec![],
-            node: Some(v1::NodeOffer {
-                node: "h1:1".into(),
-                unallocated: Some(v1::Resources {
-                    memory_mb: Some(1024),
-                    vcores: Some(1),
-                }),
-                utilization: None,
-            }),
-        }
-        .encode_to_vec();
-        let mut out = RackwiseBuffer::EMPTY;
-        // SAFETY: valid slice and out-pointer.
-        let status =
-            unsafe { rackwise_offer_proto(handle, request.as_ptr(), request.len(), &mut out) };
-        assert_eq!(status, RackwiseStatus::Ok);
-        let response = v1::OfferResponse::decode(take(out).as_slice()).unwrap();
-        assert!(response.plan.is_some() && response.diagnostics.is_some());
-        let mut error = RackwiseBuffer::EMPTY;
-        // SAFETY: valid slice and out-pointer.
-        let status =
-            unsafe { rackwise_reconfigure_proto(handle, b"\x0a\x05ab".as_ptr(), 4, &mut error) };
-        assert_eq!(status, RackwiseStatus::ProtocolError);
-        assert!(String::from_utf8(take(error))
-            .unwrap()
-            .starts_with("rackwise.wire.v1.EngineConfig cannot be decoded"));
-        assert_eq!(destroy(handle), RackwiseStatus::Ok);
     }
 
     #[test]

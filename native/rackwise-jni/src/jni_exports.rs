@@ -147,60 +147,6 @@ pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_reconfigure<'
     .resolve::<ThrowNativeException>()
 }
 
-// The same three calls over the typed wire (`proto/rackwise.proto`, docs/wire.md), beside the
-// JSON ones until the shim switches over.
-
-/// `static native long createProto(byte[] engineConfig)`
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_createProto<'caller>(
-    mut env: EnvUnowned<'caller>,
-    _class: JClass<'caller>,
-    engine_config: JByteArray<'caller>,
-) -> jlong {
-    env.with_env(|env| {
-        guard::run(|| {
-            let config = env.convert_byte_array(&engine_config)?;
-            ops::create_proto(&config).map(handle_to_java)
-        })
-    })
-    .resolve::<ThrowNativeException>()
-}
-
-/// `static native byte[] offerProto(long handle, byte[] offerRequest)`
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_offerProto<'caller>(
-    mut env: EnvUnowned<'caller>,
-    _class: JClass<'caller>,
-    handle: jlong,
-    offer_request: JByteArray<'caller>,
-) -> JByteArray<'caller> {
-    env.with_env(|env| {
-        guard::run(|| {
-            let request = env.convert_byte_array(&offer_request)?;
-            let response = ops::offer_proto(handle_from_java(handle), &request)?;
-            Ok(env.byte_array_from_slice(&response)?)
-        })
-    })
-    .resolve::<ThrowNativeException>()
-}
-
-/// `static native void reconfigureProto(long handle, byte[] engineConfig)`
-#[unsafe(no_mangle)]
-pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_reconfigureProto<'caller>(
-    mut env: EnvUnowned<'caller>,
-    _class: JClass<'caller>,
-    handle: jlong,
-    engine_config: JByteArray<'caller>,
-) {
-    env.with_env(|env| {
-        guard::run(|| {
-            let config = env.convert_byte_array(&engine_config)?;
-            ops::reconfigure_proto(handle_from_java(handle), &config)
-        })
-    })
-    .resolve::<ThrowNativeException>()
-}
-
 /// `static native void destroy(long handle)`
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_destroy<'caller>(

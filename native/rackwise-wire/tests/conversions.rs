@@ -798,9 +798,9 @@ fn a_log_level_the_wire_cannot_carry_is_refused() {
     assert!(error.reason.contains("'loud'"), "{error}");
 }
 
-/// Ask changes merged into the engine's own tables give the engine the same tables, and so
-/// the same decisions, as whole tables sent every time: the reference engine gets every
-/// app's whole table (converted with no tables to merge into), the other only what changed.
+/// Ask changes applied by the core give it the same tables, and so the same decisions, as
+/// every app's whole table sent every time: the reference engine gets every row of each
+/// changed app, the other only the rows that changed.
 #[test]
 fn an_engine_fed_changes_decides_as_one_fed_whole_tables() {
     let engine_config = decode_engine_config(&config().encode_to_vec()).unwrap();

@@ -341,6 +341,11 @@ public final class WireCodec {
         if (!entry.hasPriority()) {
           throw missing(entryAt + ".priority");
         }
+        // The plan steers map and reduce tasks only; the AM and other asks stay FairScheduler's.
+        if (!MapReducePriority.isTask(entry.getPriority())) {
+          throw new NativeProtocolException(PACKAGE + entryAt + ".priority is "
+              + entry.getPriority() + " (required: a MapReduce map or reduce priority)");
+        }
         list.add(new OfferPlan.Entry(received(entry.getApp(), entryAt + ".app"),
             entry.getPriority(), nodeType(entry.getLocality(), entryAt + ".locality"),
             entry.getReason()));

@@ -4,7 +4,8 @@ package io.rackwise.yarn.nativecore;
  * The JNI surface of {@code librackwise} and the one owner of an engine handle.
  *
  * <p>The {@code static native} methods are the boundary contract (docs/boundary.md): every
- * payload is a UTF-8 JSON document with the field names of {@code protocol.rs}, and every failure
+ * payload is a protobuf message of {@code proto/rackwise.proto} (package {@code rackwise.wire.v1},
+ * built and read by {@code io.rackwise.yarn.bridge.WireCodec}; docs/wire.md), and every failure
  * is a {@link NativeCoreException} subclass, never a crash. They are public so the contract can be
  * exercised directly, but the scheduler should hold a {@code NativeCore} instance from
  * {@link #open}: it owns its handle, and {@link #close} destroys the engine exactly once, after
@@ -17,21 +18,23 @@ public final class NativeCore implements NativeEngine {
   /**
    * Builds an engine ({@code Engine::new}).
    *
-   * @param engineConfig an {@code EngineConfig} document
+   * @param engineConfig an {@code EngineConfig} message
    * @return a nonzero handle
    * @throws NativeConfigException the configuration was refused (every problem listed)
-   * @throws NativeProtocolException the bytes are not an {@code EngineConfig}
+   * @throws NativeProtocolException the bytes are no {@code EngineConfig}, or one lacks a
+   *     required field (the message names it)
    */
   public static native long create(byte[] engineConfig);
 
   /**
    * Runs one node offer ({@code Engine::offer}).
    *
-   * @param offerRequest an {@code OfferRequest} document
-   * @return an {@code OfferResponse} document, including the native log records since the
+   * @param offerRequest an {@code OfferRequest} message
+   * @return an {@code OfferResponse} message, including the native log records since the
    *     previous offer
    * @throws NativeHandleException the handle is zero, closed, made up or poisoned
-   * @throws NativeProtocolException the bytes are not an {@code OfferRequest}
+   * @throws NativeProtocolException the bytes are no {@code OfferRequest}, or one lacks a
+   *     required field (the message names it)
    */
   public static native byte[] offer(long handle, byte[] offerRequest);
 
@@ -40,33 +43,9 @@ public final class NativeCore implements NativeEngine {
    * keeps its previous one.
    *
    * @throws NativeConfigException the configuration was refused (every problem listed)
+   * @throws NativeProtocolException the bytes are no {@code EngineConfig}
    */
   public static native void reconfigure(long handle, byte[] engineConfig);
-
-  // The same three calls over the typed wire (proto/rackwise.proto, docs/wire.md): messages
-  // built and read by io.rackwise.yarn.bridge.WireCodec. They run beside the JSON calls above
-  // until the shim switches over.
-
-  /**
-   * {@link #create} for a protobuf {@code rackwise.wire.v1.EngineConfig}.
-   *
-   * @throws NativeProtocolException the bytes are no {@code EngineConfig}, or one lacks a
-   *     required field (the message names it)
-   */
-  public static native long createProto(byte[] engineConfig);
-
-  /**
-   * {@link #offer(long, byte[])} for a protobuf {@code rackwise.wire.v1.OfferRequest}; its ask
-   * changes are merged into the ask tables the engine holds.
-   *
-   * @return a protobuf {@code rackwise.wire.v1.OfferResponse}
-   * @throws NativeProtocolException the bytes are no {@code OfferRequest}, or one lacks a
-   *     required field (the message names it)
-   */
-  public static native byte[] offerProto(long handle, byte[] offerRequest);
-
-  /** {@link #reconfigure(long, byte[])} for a protobuf {@code rackwise.wire.v1.EngineConfig}. */
-  public static native void reconfigureProto(long handle, byte[] engineConfig);
 
   /**
    * Drops an engine. An offer already running on another thread finishes first; later calls with

@@ -36,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The typed wire end to end: ask rows read from a real FairScheduler attempt (MockRM), sent with
- * the rest of an offer through the real library ({@code createProto}/{@code offerProto}), and the
+ * the rest of an offer through the real library ({@code create}/{@code offer}), and the
  * answer read back into an {@link OfferPlan}.
  */
 class WireThroughTheCoreTest {
@@ -108,10 +108,10 @@ class WireThroughTheCoreTest {
       byte[] config = WireCodec.engineConfig(Map.of(), AllocationFileExtensions.parse(
           new ByteArrayInputStream(STEERED.getBytes(StandardCharsets.UTF_8)), "test"),
           List.of(), "test").toByteArray();
-      long handle = NativeCore.createProto(config);
+      long handle = NativeCore.create(config);
       try {
         FSSchedulerNode h1 = scheduler.getSchedulerNode(cluster.nodes.get("h1").getNodeId());
-        OfferPlan first = WireCodec.decodeResponse(NativeCore.offerProto(handle,
+        OfferPlan first = WireCodec.decodeResponse(NativeCore.offer(handle,
             WireCodec.offerRequest(10_000, setup, h1).toByteArray())).plan();
         assertTrue(first.steers(app), "the core steers the MapReduce app of root.sw");
         assertTrue(entries(first, app).contains(MAP + "/" + NodeType.NODE_LOCAL),
@@ -132,7 +132,7 @@ class WireThroughTheCoreTest {
         byte[] noClock = WireCodec.offerRequest(1, List.of(), "h1:1234",
             Resource.newInstance(1, 1), null).toBuilder().clearNowMs().build().toByteArray();
         NativeProtocolException refused = assertThrows(NativeProtocolException.class,
-            () -> NativeCore.offerProto(handle, noClock));
+            () -> NativeCore.offer(handle, noClock));
         assertTrue(refused.getMessage().contains("rackwise.wire.v1.OfferRequest.now_ms is missing"),
             refused.getMessage());
       } finally {
@@ -164,6 +164,6 @@ class WireThroughTheCoreTest {
   private static WireResponse offer(long handle, long nowMs, List<Event> events, String node) {
     OfferRequest request = WireCodec.offerRequest(nowMs, events, node,
         Resource.newInstance(MockRackCluster.NODE_MB, 8), null);
-    return WireCodec.decodeResponse(NativeCore.offerProto(handle, request.toByteArray()));
+    return WireCodec.decodeResponse(NativeCore.offer(handle, request.toByteArray()));
   }
 }
