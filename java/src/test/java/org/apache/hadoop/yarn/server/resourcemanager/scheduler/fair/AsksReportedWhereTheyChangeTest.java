@@ -25,6 +25,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,8 +42,14 @@ class AsksReportedWhereTheyChangeTest {
     TWO_RACKS.put("/r2", Arrays.asList("h3", "h4"));
   }
 
+  /**
+   * {@code capped} holds the AM and one task: the rest of a job's asks stay outstanding and
+   * unchanged, so offers after that have nothing new to carry.
+   */
   private static final String QUEUES = MockRackCluster.allocationFile(
-      "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>");
+      "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>\n"
+      + "<queue name=\"capped\"><maxResources>2048 mb, 8 vcores</maxResources>"
+      + "<rackwise><policy>shufflewatcher</policy></rackwise></queue>");
 
   @TempDir
   Path workDir;
@@ -83,7 +90,8 @@ class AsksReportedWhereTheyChangeTest {
   void anAllocateCallsAsksReachTheCoreAndAnOfferWithoutChangesCarriesNone() throws Exception {
     try (MockRackCluster cluster = start()) {
       AskRecordingScheduler scheduler = scheduler(cluster);
-      MockRackCluster.Job job = cluster.submit("wordcount", "sw", "alice", Set.of(), "h4");
+      MockRackCluster.Job job =
+          cluster.submit("wordcount", "capped", "alice", Set.of(), "h4");
       String app = job.app.getApplicationId().toString();
       int before = scheduler.sent.size();
       cluster.ask(job, 3, List.of("h1", "h3"), 2);
@@ -100,19 +108,30 @@ class AsksReportedWhereTheyChangeTest {
       assertEquals(2, reduces.getAny());
       assertTrue(scheduler.isNativeActive());
 
-      // Every task placed and collected, then one more offer that reports the last changes:
-      // from then on nothing changes, and offers carry no asks and build none.
+      // The queue's one task placed and collected, then one more offer that reports that
+      // change: from then on the job's asks stay as they are, and offers carry none and build
+      // none, also after the AM's allocate call repeats an ask unchanged.
       String[] hosts = {"h1", "h2", "h3", "h4"};
-      for (int round = 0; round < 20 && job.containers.size() < 5; round++) {
+      for (int round = 0; round < 20 && job.containers.isEmpty(); round++) {
         cluster.heartbeat(hosts[round % hosts.length], job);
       }
-      assertEquals(5, job.containers.size(), "3 maps and 2 reduces placed");
+      assertEquals(1, job.containers.size(), "the capped queue's one task placed");
       cluster.heartbeat("h2", job);
       int quiet = scheduler.sent.size();
       int builtBefore = scheduler.builtFor.size();
-      cluster.heartbeat("h2", job);
+      FSAppAttempt attempt = scheduler.getSchedulerApp(job.am.getApplicationAttemptId());
+      SchedulerRequestKey reduceKey = attempt.getSchedulerKeys().stream()
+          .filter(key -> key.getPriority().getPriority() == REDUCE).findFirst()
+          .orElseThrow(() -> new AssertionError("no reduce key"));
+      int reducesPending = attempt.getPendingAsk(reduceKey, ResourceRequest.ANY).getCount();
+      assertTrue(reducesPending > 0, "reduces still asked");
+      job.am.allocate(List.of(job.am.createResourceReq(ResourceRequest.ANY, TASK_MB, REDUCE,
+          reducesPending)), new ArrayList<ContainerId>());
+      cluster.rm.drainEvents();
+      cluster.heartbeat("h1", job);
       cluster.heartbeat("h3", job);
       assertTrue(scheduler.sent.size() >= quiet + 2, "two more native offers");
+      assertEquals(1, job.containers.size(), "nothing more placed while quiet");
       assertEquals(List.of(), sentFor(scheduler, app, quiet), "no change, no asks");
       assertEquals(builtBefore, scheduler.builtFor.size(), "no ask rows built either");
     }
