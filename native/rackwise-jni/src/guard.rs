@@ -64,7 +64,6 @@ impl From<CoreError> for BoundaryError {
         // the core cannot move an error to another exception class.
         let kind = match error {
             CoreError::Config(_) => ErrorKind::Config,
-            CoreError::Protocol(_) => ErrorKind::Protocol,
         };
         BoundaryError::new(kind, error.to_string())
     }
@@ -231,7 +230,5 @@ mod tests {
         assert!(mapped
             .message
             .contains("netsat.threshold: value '2' is out of range"));
-        let protocol = BoundaryError::from(CoreError::Protocol("eof".into()));
-        assert_eq!(protocol.kind, ErrorKind::Protocol);
     }
 }
