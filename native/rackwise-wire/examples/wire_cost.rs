@@ -1,6 +1,7 @@
-//! What one offer costs on the Rust side of the boundary, JSON (today) against protobuf: decoding
-//! a typical `OfferRequest` and encoding a typical `OfferResponse`. The Java side's half is
-//! `WireCostBench` in java/src/test; docs/wire.md has both sides' figures.
+//! What one offer costs on the Rust side of the boundary, JSON (the encoding the boundary used
+//! before the typed wire, kept here as the comparison) against protobuf: decoding a typical
+//! `OfferRequest` and encoding a typical `OfferResponse`. docs/wire.md has the figures of both
+//! sides from when the choice was made (the Java program went with the JSON path).
 //!
 //! Run: `cargo run --release -p rackwise-wire --example wire_cost`
 //!
@@ -75,7 +76,7 @@ fn task() -> Resources {
     }
 }
 
-/// The request as today's JSON carries it (protocol types, whole ask table).
+/// The request in the core's protocol types (one app's rows of every priority).
 fn protocol_request() -> OfferRequest {
     let mut events = vec![Event::AppAdded {
         app: AppId(app(2).into()),
