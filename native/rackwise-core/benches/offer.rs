@@ -244,7 +244,10 @@ fn cluster_events() -> Vec<Event> {
                 map_output_bytes: (20 << 27) / 2 * (1 + u64::from(a % 4)),
             });
         }
-        events.push(Event::Asks { app: app(a), asks });
+        events.push(Event::AsksChanged {
+            app: app(a),
+            rows: asks,
+        });
     }
     events
 }

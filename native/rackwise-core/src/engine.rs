@@ -8,8 +8,6 @@ use crate::predictor::LearnedHistory;
 use crate::protocol::{Diagnostics, EngineConfig, OfferRequest, OfferResponse};
 use crate::settings::Settings;
 use crate::state::{ClusterState, Observation};
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 
 pub struct Engine {
     settings: Settings,
@@ -127,15 +125,4 @@ impl Engine {
             queue_weights,
         }
     }
-}
-
-/// Decodes one wire message (UTF-8 JSON).
-pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, CoreError> {
-    serde_json::from_slice(bytes).map_err(|e| CoreError::Protocol(e.to_string()))
-}
-
-/// Encodes one wire message. Our protocol types hold only strings, numbers, lists and maps
-/// with string keys, which always serialize.
-pub fn encode<T: Serialize>(message: &T) -> Vec<u8> {
-    serde_json::to_vec(message).unwrap_or_default()
 }

@@ -26,8 +26,6 @@ impl fmt::Display for ConfigProblem {
 pub enum CoreError {
     /// The configuration was refused; every problem found is listed, not only the first.
     Config(Vec<ConfigProblem>),
-    /// A message from the shim could not be decoded.
-    Protocol(String),
 }
 
 impl fmt::Display for CoreError {
@@ -40,7 +38,6 @@ impl fmt::Display for CoreError {
                 }
                 Ok(())
             }
-            CoreError::Protocol(detail) => write!(f, "malformed message: {detail}"),
         }
     }
 }

@@ -204,10 +204,12 @@ pub enum Event {
     AppRemoved {
         app: AppId,
     },
-    /// The app's whole outstanding ask table, replacing the previous one.
-    Asks {
+    /// Rows of the app's outstanding ask table that changed: each row replaces the app's row
+    /// of its priority, a row with `any == 0` removes it, and priorities not named keep their
+    /// rows. Where asks change, the shim reports only the priorities that changed.
+    AsksChanged {
         app: AppId,
-        asks: Vec<Ask>,
+        rows: Vec<Ask>,
     },
     ContainerAllocated {
         app: AppId,
@@ -267,8 +269,8 @@ pub struct Ask {
     pub resources: Resources,
     #[serde(default)]
     pub racks: BTreeMap<RackName, u32>,
-    /// Keyed by shared strings like the ids above: an ask table is rebuilt and replaced after
-    /// every allocation of its job, with one entry per host holding a pending split.
+    /// Keyed by shared strings like the ids above: a map row is re-sent after every allocation
+    /// of its job, with one entry per host holding a pending split.
     #[serde(default)]
     pub hosts: BTreeMap<Arc<str>, u32>,
 }

@@ -53,8 +53,8 @@ pub enum Observation {
     AppRemoved {
         app: AppId,
     },
-    /// The app's ask table was replaced (`App::asks` holds the new one).
-    AsksReplaced {
+    /// Rows of the app's ask table changed (`App::asks` holds the table they left).
+    AsksChanged {
         app: AppId,
     },
     TaskStarted {
@@ -175,11 +175,11 @@ pub struct App {
     pub is_mapreduce: bool,
     pub tags: Vec<String>,
     pub submit_ms: u64,
-    /// Outstanding asks by priority, as last reported. Only `apply_asks` replaces them, which
-    /// keeps `pending_by_kind` true.
+    /// Outstanding asks by priority (each with `any > 0`), as last reported. Only
+    /// `App::change_asks` changes them, which keeps `pending_by_kind` true.
     pub asks: BTreeMap<Priority, Ask>,
-    /// Outstanding containers per task kind (indexed by `TaskKind as usize`), summed once per
-    /// ask table: every offer reads them for every app.
+    /// Outstanding containers per task kind (indexed by `TaskKind as usize`), kept in step with
+    /// each row change: every offer reads them for every app.
     pending_by_kind: [u32; TASK_KINDS],
     pub job: Job,
     /// Since when the app has had tasks pending without getting a container; drives the
@@ -193,21 +193,20 @@ impl App {
         self.pending_by_kind[kind as usize]
     }
 
-    /// Replaces the ask table and its per-kind sums.
-    fn set_asks(&mut self, asks: BTreeMap<Priority, Ask>) {
-        self.asks = asks;
-        for kind in [
-            TaskKind::ApplicationMaster,
-            TaskKind::Map,
-            TaskKind::Reduce,
-            TaskKind::Other,
-        ] {
-            self.pending_by_kind[kind as usize] = self
-                .asks
-                .values()
-                .filter(|ask| TaskKind::of_mapreduce_priority(ask.priority) == kind)
-                .map(|ask| ask.any)
-                .sum();
+    /// Applies changed rows in place: a row replaces its priority's row, `any == 0` removes
+    /// it. The per-kind sums move by the difference of each replaced row.
+    fn change_asks(&mut self, rows: Vec<Ask>) {
+        for row in rows {
+            let kind = TaskKind::of_mapreduce_priority(row.priority) as usize;
+            let previous = if row.any == 0 {
+                self.asks.remove(&row.priority)
+            } else {
+                self.pending_by_kind[kind] += row.any;
+                self.asks.insert(row.priority, row)
+            };
+            if let Some(previous) = previous {
+                self.pending_by_kind[kind] -= previous.any;
+            }
         }
     }
 
@@ -555,13 +554,9 @@ impl ClusterState {
                     observed.push(Observation::AppRemoved { app });
                 }
             }
-            Event::Asks { app, asks } => {
-                let asks = asks
-                    .into_iter()
-                    .filter(|ask| ask.any > 0)
-                    .map(|ask| (ask.priority, ask));
-                if self.apply_asks(&app, asks, now_ms) {
-                    observed.push(Observation::AsksReplaced { app });
+            Event::AsksChanged { app, rows } => {
+                if self.change_asks(&app, rows, now_ms) {
+                    observed.push(Observation::AsksChanged { app });
                 }
             }
             Event::ContainerAllocated {
@@ -724,21 +719,15 @@ impl ClusterState {
         }
     }
 
-    /// An app's whole ask table, replacing the previous one (`asks` holds only asks with
-    /// `any > 0`).
-    /// `false` if the app is unknown.
-    fn apply_asks(
-        &mut self,
-        app: &AppId,
-        asks: impl Iterator<Item = (Priority, Ask)>,
-        now_ms: u64,
-    ) -> bool {
+    /// Changed rows of an app's ask table; the app leaves the candidate index while they are
+    /// applied and rejoins it if it still qualifies. `false` if the app is unknown.
+    fn change_asks(&mut self, app: &AppId, rows: Vec<Ask>, now_ms: u64) -> bool {
         self.unlist_candidate(app);
         let Some(known) = self.apps.get_mut(app) else {
             log::debug!("asks for unknown app {} ignored", app.0);
             return false;
         };
-        known.set_asks(asks.collect());
+        known.change_asks(rows);
         if known.pending_tasks() == 0 {
             known.waiting_since_ms = None;
         } else if known.waiting_since_ms.is_none() {

@@ -12,7 +12,6 @@
 mod common;
 
 use common::*;
-use rackwise_core::engine::encode;
 use rackwise_core::mapreduce::TaskKind;
 use rackwise_core::policy::{Context, Policy, Registry, Turn};
 use rackwise_core::protocol::*;
@@ -163,7 +162,6 @@ fn env(elements: &[(&str, &str)], settings: &[(&str, &str)]) -> Result<TestEnv, 
 fn problems(result: Result<TestEnv, CoreError>) -> Vec<String> {
     match result {
         Err(CoreError::Config(problems)) => problems.iter().map(|p| p.to_string()).collect(),
-        Err(other) => panic!("expected a config error, got {other}"),
         Ok(_) => panic!("expected a config error, got an engine"),
     }
 }
@@ -256,21 +254,14 @@ fn it_steers_by_the_latencies_and_utilization_it_observes_and_sets_weights() {
             weight: 2.0
         }]
     );
-    let json = String::from_utf8(encode(&on_slow_node)).unwrap();
-    assert!(
-        json.contains(r#""queue_weights":[{"queue":"root.slow","weight":2.0}]"#),
-        "{json}"
-    );
 
     let on_fast_node = env.offer(1, 2);
     assert_eq!(
         ranking(&on_fast_node, "root.slow"),
         ["job:10:any", "job:20:any"]
     );
-    // Within its interval it leaves the weights alone, and says nothing on the wire.
+    // Within its interval it leaves the weights alone.
     assert!(on_fast_node.queue_weights.is_empty());
-    let json = String::from_utf8(encode(&on_fast_node)).unwrap();
-    assert!(!json.contains("queue_weights"), "{json}");
 
     // A busy NodeManager on a node without history: maps vetoed there too.
     let busy = Utilization {
@@ -315,7 +306,7 @@ impl Policy for Recorder {
         let what = match observation {
             Observation::NodeAdded { .. } => return,
             Observation::AppAdded { app } => format!("observe added {}", app.0),
-            Observation::AsksReplaced { app } => format!("observe asks {}", app.0),
+            Observation::AsksChanged { app } => format!("observe asks {}", app.0),
             other => format!("observe {other:?}"),
         };
         self.calls.lock().unwrap().push(what);

@@ -68,9 +68,9 @@ fn requests() -> Vec<OfferRequest> {
             tags: vec![],
             submit_ms: 1_000,
         });
-        first.push(Event::Asks {
+        first.push(Event::AsksChanged {
             app: AppId(format!("app_{a}").into()),
-            asks: vec![ask(0, 0, &[]), ask(20, 4, &[(1, 1), (2, 2), (1, 3)])],
+            rows: vec![ask(0, 0, &[]), ask(20, 4, &[(1, 1), (2, 2), (1, 3)])],
         });
     }
     let allocated = |app: u32, c: u32, r: u32, n: u32, p: i32| Event::ContainerAllocated {
@@ -90,9 +90,9 @@ fn requests() -> Vec<OfferRequest> {
         allocated(1, 2, 2, 2, 20),
         allocated(2, 3, 1, 3, 20),
         allocated(3, 4, 2, 1, 20),
-        Event::Asks {
+        Event::AsksChanged {
             app: AppId("app_1".into()),
-            asks: vec![ask(20, 2, &[(1, 3)]), ask(10, 2, &[])],
+            rows: vec![ask(20, 2, &[(1, 3)]), ask(10, 2, &[])],
         },
         Event::RackLoad {
             rack: RackName("/r1".into()),
@@ -120,9 +120,9 @@ fn requests() -> Vec<OfferRequest> {
         Event::AppRemoved {
             app: AppId("app_1".into()),
         },
-        Event::Asks {
+        Event::AsksChanged {
             app: AppId("app_9".into()),
-            asks: vec![ask(20, 1, &[(1, 1)])],
+            rows: vec![ask(20, 1, &[(1, 1)])],
         },
         // A re-added app starts over without asks, here in another queue.
         Event::AppAdded {
@@ -143,9 +143,9 @@ fn requests() -> Vec<OfferRequest> {
             tags: vec![],
             submit_ms: 100,
         },
-        Event::Asks {
+        Event::AsksChanged {
             app: AppId("app_4".into()),
-            asks: vec![ask(20, 3, &[])],
+            rows: vec![ask(20, 3, &[])],
         },
         Event::ContainerFinished {
             app: AppId("app_3".into()),

@@ -1,7 +1,6 @@
 //! What the state derives for the policies: task start and finish with node, rack, kind and
 //! times; each job's phase from its counts; the feed's per-host figures, validated.
 
-use rackwise_core::engine::decode;
 use rackwise_core::mapreduce::TaskKind;
 use rackwise_core::policy::Registry;
 use rackwise_core::protocol::*;
@@ -50,10 +49,11 @@ impl Fixture {
         observed
     }
 
-    fn asks(&mut self, asks: &[(i32, u32)]) {
-        self.apply(Event::Asks {
+    /// Changed rows of the app's ask table: (priority, any), `any == 0` removing the row.
+    fn asks(&mut self, rows: &[(i32, u32)]) {
+        self.apply(Event::AsksChanged {
             app: AppId("app".into()),
-            asks: asks
+            rows: rows
                 .iter()
                 .map(|(priority, any)| Ask {
                     priority: Priority(*priority),
@@ -131,41 +131,38 @@ fn a_job_goes_through_its_phases_by_its_counts() {
     f.asks(&[(0, 1)]);
     assert_eq!(f.phase(), JobPhase::Starting);
     f.allocate("am", 0, 0);
-    f.asks(&[(20, 2)]);
+    f.asks(&[(0, 0), (20, 2)]);
     assert_eq!(f.phase(), JobPhase::Map);
     f.allocate("m1", 20, 1);
     f.asks(&[(20, 1), (10, 1)]);
     assert_eq!(f.phase(), JobPhase::Map, "a map pending with a reduce");
     f.allocate("m2", 20, 2);
-    f.asks(&[(10, 1)]);
+    f.asks(&[(20, 0)]);
     assert_eq!(f.phase(), JobPhase::Map, "maps still running");
     f.finish("m1", 3);
     f.finish("m2", 4);
     assert_eq!(f.phase(), JobPhase::Reduce);
     f.allocate("r1", 10, 5);
-    f.asks(&[]);
+    f.asks(&[(10, 0)]);
     assert_eq!(f.phase(), JobPhase::Reduce, "the reduce runs");
     f.finish("r1", 6);
     assert_eq!(f.phase(), JobPhase::Idle);
 }
 
 #[test]
-fn host_figures_decode_from_the_feed_schema_and_keep_the_latest_valid_figure_each() {
-    let full: Event = decode(
-        br#"{"type":"host_figures","host":"node17","time_ms":1,"cross_rack_mbps":312.5,"disk_utilization":0.4,"network_utilization":0.3,"cpu_speed":1.5}"#,
-    )
-    .unwrap();
-    assert_eq!(
-        full,
-        Event::HostFigures {
-            host: "node17".into(),
-            time_ms: 1,
-            cross_rack_mbps: Some(312.5),
-            disk_utilization: Some(0.4),
-            network_utilization: Some(0.3),
-            cpu_speed: Some(1.5),
-        }
-    );
+fn host_figures_keep_the_latest_valid_figure_each() {
+    let event =
+        |host: &str, time_ms, cross_rack_mbps, disk_utilization, network_utilization, cpu_speed| {
+            Event::HostFigures {
+                host: String::from(host),
+                time_ms,
+                cross_rack_mbps,
+                disk_utilization,
+                network_utilization,
+                cpu_speed,
+            }
+        };
+    let full = event("node17", 1, Some(312.5), Some(0.4), Some(0.3), Some(1.5));
     let mut f = Fixture::new();
     assert_eq!(
         f.apply(full),
@@ -175,9 +172,7 @@ fn host_figures_decode_from_the_feed_schema_and_keep_the_latest_valid_figure_eac
     );
     // Only some figures, one of them invalid: the valid one replaces its figure, the invalid
     // one is dropped and the rest stay as they were.
-    let partial: Event =
-        decode(br#"{"type":"host_figures","host":"node17","time_ms":9,"disk_utilization":0.9,"cpu_speed":-1}"#)
-            .unwrap();
+    let partial = event("node17", 9, None, Some(0.9), None, Some(-1.0));
     f.apply(partial);
     let figures = f.state.host_figures["node17"];
     let at = |value, time_ms| Some(MeasuredLoad { value, time_ms });
@@ -186,14 +181,7 @@ fn host_figures_decode_from_the_feed_schema_and_keep_the_latest_valid_figure_eac
     assert_eq!(figures.network_utilization, at(0.3, 1));
     assert_eq!(figures.cpu_speed, at(1.5, 1));
     // Nothing valid: nothing kept, nothing observed.
-    let invalid: Event =
-        decode(br#"{"type":"host_figures","host":"node18","time_ms":9,"cross_rack_mbps":-3}"#)
-            .unwrap();
+    let invalid = event("node18", 9, Some(-3.0), None, None, None);
     assert!(f.apply(invalid).is_empty());
     assert!(!f.state.host_figures.contains_key("node18"));
-    // The old event is gone from the wire.
-    assert!(decode::<Event>(
-        br#"{"type":"host_load","host":"node17","cross_rack_mbps":1.0,"time_ms":1}"#
-    )
-    .is_err());
 }

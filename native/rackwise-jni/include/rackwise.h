@@ -48,7 +48,7 @@ typedef struct RackwiseBuffer {
 extern "C" {
 #endif // __cplusplus
 
-// Builds an engine from an `EngineConfig` JSON document.
+// Builds an engine from an `EngineConfig` message (protobuf, `proto/rackwise.proto`).
 //
 // On success `*out_handle` is a new nonzero handle; on failure it is 0.
 //
@@ -61,7 +61,7 @@ RackwiseStatus rackwise_engine_create(const uint8_t *config,
                                       uint64_t *out_handle,
                                       struct RackwiseBuffer *out_error);
 
-// Runs one offer: an `OfferRequest` JSON document in, an `OfferResponse` JSON document out.
+// Runs one offer: an `OfferRequest` message in, an `OfferResponse` message out (protobuf).
 //
 // `*out` receives the response on success and the error message otherwise.
 //
@@ -73,7 +73,8 @@ RackwiseStatus rackwise_offer(uint64_t handle,
                               size_t request_len,
                               struct RackwiseBuffer *out);
 
-// Replaces an engine's configuration; on error the engine keeps the previous one.
+// Replaces an engine's configuration (an `EngineConfig` message); on error the engine keeps
+// the previous one.
 //
 // # Safety
 // As for [`rackwise_engine_create`]: `config`/`config_len` readable, `out_error` null or

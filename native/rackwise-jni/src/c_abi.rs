@@ -140,7 +140,7 @@ unsafe fn finish(
     }
 }
 
-/// Builds an engine from an `EngineConfig` JSON document.
+/// Builds an engine from an `EngineConfig` message (protobuf, `proto/rackwise.proto`).
 ///
 /// On success `*out_handle` is a new nonzero handle; on failure it is 0.
 ///
@@ -169,7 +169,7 @@ pub unsafe extern "C" fn rackwise_engine_create(
     unsafe { finish(outcome, out_error) }
 }
 
-/// Runs one offer: an `OfferRequest` JSON document in, an `OfferResponse` JSON document out.
+/// Runs one offer: an `OfferRequest` message in, an `OfferResponse` message out (protobuf).
 ///
 /// `*out` receives the response on success and the error message otherwise.
 ///
@@ -197,7 +197,8 @@ pub unsafe extern "C" fn rackwise_offer(
     status
 }
 
-/// Replaces an engine's configuration; on error the engine keeps the previous one.
+/// Replaces an engine's configuration (an `EngineConfig` message); on error the engine keeps
+/// the previous one.
 ///
 /// # Safety
 /// As for [`rackwise_engine_create`]: `config`/`config_len` readable, `out_error` null or
@@ -270,8 +271,28 @@ pub unsafe extern "C" fn rackwise_buffer_free(buffer: *mut RackwiseBuffer) {
 mod tests {
     use super::*;
 
-    const CONFIG: &[u8] = br#"{"settings":{},"queues":[],"learned":[],"source":"test"}"#;
-    const REQUEST: &[u8] = br#"{"now_ms":1,"events":[],"node":{"node":"h1:1","unallocated":{"memory_mb":1024,"vcores":1}}}"#;
+    use prost::Message;
+    use rackwise_wire::v1;
+
+    fn config() -> Vec<u8> {
+        v1::EngineConfig::default().encode_to_vec()
+    }
+
+    fn request() -> Vec<u8> {
+        v1::OfferRequest {
+            now_ms: Some(1),
+            events: vec![],
+            node: Some(v1::NodeOffer {
+                node: "h1:1".into(),
+                unallocated: Some(v1::Resources {
+                    memory_mb: Some(1024),
+                    vcores: Some(1),
+                }),
+                utilization: None,
+            }),
+        }
+        .encode_to_vec()
+    }
 
     /// Takes a buffer's bytes and frees it.
     fn take(mut buffer: RackwiseBuffer) -> Vec<u8> {
@@ -311,25 +332,34 @@ mod tests {
 
     #[test]
     fn lifecycle_through_the_c_abi() {
-        let (status, handle, error) = create(CONFIG);
+        let (status, handle, error) = create(&config());
         assert_eq!((status, error.as_str()), (RackwiseStatus::Ok, ""));
         assert_ne!(handle, 0);
 
-        let (status, response) = offer(handle, REQUEST);
+        let (status, response) = offer(handle, &request());
         assert_eq!(status, RackwiseStatus::Ok);
-        let response: serde_json::Value = serde_json::from_slice(&response).unwrap();
-        assert!(response["diagnostics"].is_object(), "{response}");
+        let response = v1::OfferResponse::decode(response.as_slice()).unwrap();
+        assert!(response.plan.is_some() && response.diagnostics.is_some());
 
+        let config = config();
         let mut error = RackwiseBuffer::EMPTY;
         // SAFETY: valid slice and out-pointer.
         let status =
-            unsafe { rackwise_reconfigure(handle, CONFIG.as_ptr(), CONFIG.len(), &mut error) };
+            unsafe { rackwise_reconfigure(handle, config.as_ptr(), config.len(), &mut error) };
         assert_eq!(status, RackwiseStatus::Ok);
         assert!(take(error).is_empty());
 
+        let mut error = RackwiseBuffer::EMPTY;
+        // SAFETY: valid slice and out-pointer.
+        let status = unsafe { rackwise_reconfigure(handle, b"\x0a\x05ab".as_ptr(), 4, &mut error) };
+        assert_eq!(status, RackwiseStatus::ProtocolError);
+        assert!(String::from_utf8(take(error))
+            .unwrap()
+            .starts_with("rackwise.wire.v1.EngineConfig cannot be decoded"));
+
         assert_eq!(destroy(handle), RackwiseStatus::Ok);
         assert_eq!(destroy(handle), RackwiseStatus::HandleError);
-        assert_eq!(offer(handle, REQUEST).0, RackwiseStatus::HandleError);
+        assert_eq!(offer(handle, &request()).0, RackwiseStatus::HandleError);
     }
 
     #[test]
@@ -344,18 +374,21 @@ mod tests {
             "{message}"
         );
         // The process is alive and the library still serves calls.
-        let (status, handle, _) = create(CONFIG);
+        let (status, handle, _) = create(&config());
         assert_eq!(status, RackwiseStatus::Ok);
         assert_eq!(destroy(handle), RackwiseStatus::Ok);
     }
 
     #[test]
     fn errors_carry_their_status_and_message() {
-        let (status, handle, error) = create(b"{\"settings\": 3}");
+        let (status, handle, error) = create(b"\xff\xff");
         assert_eq!((status, handle), (RackwiseStatus::ProtocolError, 0));
-        assert!(error.starts_with("malformed message"), "{error}");
+        assert!(
+            error.starts_with("rackwise.wire.v1.EngineConfig cannot be decoded"),
+            "{error}"
+        );
 
-        let (status, message) = offer(0, REQUEST);
+        let (status, message) = offer(0, &request());
         assert_eq!(status, RackwiseStatus::HandleError);
         assert!(String::from_utf8(message).unwrap().contains("handle 0"));
     }
@@ -366,11 +399,13 @@ mod tests {
         unsafe {
             let status = rackwise_engine_create(ptr::null(), 5, ptr::null_mut(), ptr::null_mut());
             assert_eq!(status, RackwiseStatus::ProtocolError);
-            let status = rackwise_engine_create(ptr::null(), 0, ptr::null_mut(), ptr::null_mut());
+            // No bytes are a valid, empty EngineConfig message.
+            let mut handle = 0;
+            let status = rackwise_engine_create(ptr::null(), 0, &mut handle, ptr::null_mut());
+            assert_eq!(status, RackwiseStatus::Ok);
             assert_eq!(
-                status,
-                RackwiseStatus::ProtocolError,
-                "empty input is not JSON"
+                rackwise_engine_destroy(handle, ptr::null_mut()),
+                RackwiseStatus::Ok
             );
             assert_eq!(
                 rackwise_offer(1 << 60, ptr::null(), 0, ptr::null_mut()),

@@ -64,9 +64,14 @@ impl From<CoreError> for BoundaryError {
         // the core cannot move an error to another exception class.
         let kind = match error {
             CoreError::Config(_) => ErrorKind::Config,
-            CoreError::Protocol(_) => ErrorKind::Protocol,
         };
         BoundaryError::new(kind, error.to_string())
+    }
+}
+
+impl From<rackwise_wire::WireError> for BoundaryError {
+    fn from(error: rackwise_wire::WireError) -> BoundaryError {
+        BoundaryError::protocol(error.to_string())
     }
 }
 
@@ -225,7 +230,5 @@ mod tests {
         assert!(mapped
             .message
             .contains("netsat.threshold: value '2' is out of range"));
-        let protocol = BoundaryError::from(CoreError::Protocol("eof".into()));
-        assert_eq!(protocol.kind, ErrorKind::Protocol);
     }
 }

@@ -4,34 +4,36 @@
 use crate::guard::BoundaryError;
 use crate::logcapture;
 use crate::registry::{self, Handle};
-use rackwise_core::engine::{decode, encode};
-use rackwise_core::protocol::{EngineConfig, OfferRequest};
 use rackwise_core::Engine;
 
-/// Builds an engine from an `EngineConfig` document and registers it.
+// Every payload is a protobuf message of `proto/rackwise.proto` (docs/wire.md); rackwise-wire
+// checks its required fields while converting it to the core's protocol types.
+
+/// Builds an engine from an `EngineConfig` message and registers it.
 pub fn create(config: &[u8]) -> Result<Handle, BoundaryError> {
+    let config = rackwise_wire::decode_engine_config(config)?;
     // Before the first engine exists, so that what it logs while building is kept.
     logcapture::install();
-    let config: EngineConfig = decode(config)?;
     let engine = Engine::new(&config)?;
     registry::insert(engine)
 }
 
-/// Runs one offer and returns the encoded `OfferResponse`.
+/// Runs one offer (an `OfferRequest` message) and returns the encoded `OfferResponse`.
 pub fn offer(handle: Handle, request: &[u8]) -> Result<Vec<u8>, BoundaryError> {
     let engine = registry::get(handle)?;
     // Decoded before taking the engine's lock, which is then held for the engine call only.
-    let request: OfferRequest = decode(request)?;
+    let request = rackwise_wire::decode_offer_request(request)?;
     let mut response = engine.lock()?.offer(request);
     // Carries this offer's records and any logged by create/reconfigure since the last offer.
     response.logs.extend(logcapture::drain());
-    Ok(encode(&response))
+    Ok(rackwise_wire::encode_offer_response(&response)?)
 }
 
-/// Replaces an engine's configuration; on error the engine keeps its previous one.
+/// Replaces an engine's configuration (an `EngineConfig` message); on error the engine keeps
+/// its previous one.
 pub fn reconfigure(handle: Handle, config: &[u8]) -> Result<(), BoundaryError> {
     let engine = registry::get(handle)?;
-    let config: EngineConfig = decode(config)?;
+    let config = rackwise_wire::decode_engine_config(config)?;
     engine.lock()?.reconfigure(&config)?;
     Ok(())
 }
@@ -64,33 +66,71 @@ mod tests {
     use super::*;
     use crate::guard::{self, ErrorKind};
 
-    const CONFIG: &[u8] = br#"{"settings":{},"queues":[],"learned":[],"source":"test"}"#;
-    const REQUEST: &[u8] = br#"{"now_ms":1,"events":[],"node":{"node":"h1:1","unallocated":{"memory_mb":1024,"vcores":1}}}"#;
+    use prost::Message;
+    use rackwise_wire::v1;
+
+    fn config() -> Vec<u8> {
+        v1::EngineConfig {
+            source: "test".into(),
+            ..Default::default()
+        }
+        .encode_to_vec()
+    }
+
+    fn request(node: &str) -> Vec<u8> {
+        v1::OfferRequest {
+            now_ms: Some(1),
+            events: vec![],
+            node: Some(v1::NodeOffer {
+                node: node.into(),
+                unallocated: Some(v1::Resources {
+                    memory_mb: Some(1024),
+                    vcores: Some(1),
+                }),
+                utilization: None,
+            }),
+        }
+        .encode_to_vec()
+    }
 
     #[test]
     fn the_whole_lifecycle_works_and_ends_with_the_handle_refused() {
-        let handle = create(CONFIG).unwrap();
-        let response: serde_json::Value =
-            serde_json::from_slice(&offer(handle, REQUEST).unwrap()).expect("offer returns JSON");
-        assert!(response.get("plan").is_some(), "{response}");
-        reconfigure(handle, CONFIG).unwrap();
+        let handle = create(&config()).unwrap();
+        let response =
+            v1::OfferResponse::decode(offer(handle, &request("h1:1")).unwrap().as_slice())
+                .expect("offer returns an OfferResponse");
+        assert!(response.plan.is_some(), "{response:?}");
+        // The engine knows no node h1:1, so it names no rack.
+        let diagnostics = response.diagnostics.expect("diagnostics are always sent");
+        assert_eq!(diagnostics.rack, None);
+        assert_eq!(diagnostics.rack_saturated, Some(false));
+        reconfigure(handle, &config()).unwrap();
         destroy(handle).unwrap();
-        assert_eq!(offer(handle, REQUEST).unwrap_err().kind, ErrorKind::Handle);
+        assert_eq!(
+            offer(handle, &request("h1:1")).unwrap_err().kind,
+            ErrorKind::Handle
+        );
         assert_eq!(destroy(handle).unwrap_err().kind, ErrorKind::Handle);
     }
 
     #[test]
-    fn malformed_bytes_are_protocol_errors() {
-        assert_eq!(create(b"{not json").unwrap_err().kind, ErrorKind::Protocol);
-        assert_eq!(create(b"").unwrap_err().kind, ErrorKind::Protocol);
-        let handle = create(CONFIG).unwrap();
+    fn missing_fields_and_malformed_bytes_are_protocol_errors_naming_the_field() {
+        let handle = create(&config()).unwrap();
+        let error = offer(handle, &request("")).unwrap_err();
+        assert_eq!(error.kind, ErrorKind::Protocol);
+        assert!(
+            error.message.contains("OfferRequest.node.node is empty"),
+            "{}",
+            error.message
+        );
         assert_eq!(
-            offer(handle, br#"{"now_ms":1}"#).unwrap_err().kind,
+            offer(handle, b"\xff\xff").unwrap_err().kind,
             ErrorKind::Protocol
         );
-        let unknown_field = br#"{"settings":{},"colour":"blue"}"#;
+        // A length-delimited field (settings) that claims 5 bytes and has 2.
+        assert_eq!(create(b"\x0a\x05ab").unwrap_err().kind, ErrorKind::Protocol);
         assert_eq!(
-            reconfigure(handle, unknown_field).unwrap_err().kind,
+            reconfigure(handle, b"\x0a\x05ab").unwrap_err().kind,
             ErrorKind::Protocol
         );
         destroy(handle).unwrap();

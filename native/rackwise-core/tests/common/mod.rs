@@ -10,6 +10,7 @@ use rackwise_core::policy::Registry;
 use rackwise_core::protocol::*;
 use rackwise_core::{CoreError, Engine};
 
+pub const AM: i32 = rackwise_core::mapreduce::AM_PRIORITY.0;
 pub const MAP: i32 = rackwise_core::mapreduce::MAP_PRIORITY.0;
 pub const RERUN_MAP: i32 = rackwise_core::mapreduce::RERUN_MAP_PRIORITY.0;
 pub const REDUCE: i32 = rackwise_core::mapreduce::REDUCE_PRIORITY.0;
@@ -137,9 +138,20 @@ impl TestEnv {
         });
     }
 
-    /// Replaces `app`'s ask table: (priority, count, hosts with a replica of the splits).
+    /// Sets `app`'s ask table to exactly these rows: (priority, count, hosts with a replica of
+    /// the splits). MapReduce priorities not named are removed (sent with `any == 0`).
     pub fn asks(&mut self, app: &str, asks: &[TestAsk]) {
-        let asks = asks
+        let removed = [AM, RERUN_MAP, REDUCE, MAP]
+            .into_iter()
+            .filter(|priority| asks.iter().all(|(named, _, _)| named != priority))
+            .map(|priority| Ask {
+                priority: Priority(priority),
+                any: 0,
+                resources: Resources::default(),
+                hosts: Default::default(),
+                racks: Default::default(),
+            });
+        let rows = asks
             .iter()
             .map(|(priority, count, replicas)| Ask {
                 priority: Priority(*priority),
@@ -154,10 +166,11 @@ impl TestEnv {
                     .collect(),
                 racks: replicas.iter().map(|(r, _)| (rack(*r), *count)).collect(),
             })
+            .chain(removed)
             .collect();
-        self.pending.push(Event::Asks {
+        self.pending.push(Event::AsksChanged {
             app: AppId(app.into()),
-            asks,
+            rows,
         });
     }
 

@@ -1,5 +1,5 @@
 //! How the simulator talks to the Rackwise core, as the RM shim does: the engine's
-//! configuration, the events and changed ask tables sent with each offer, and the plan that
+//! configuration, the events and changed ask rows sent with each offer, and the plan that
 //! comes back, reduced to what the fair-scheduler loop needs.
 //!
 //! All ask-table code is here: marking a job's asks or counters changed (`mark_asks`,
@@ -192,7 +192,7 @@ impl Sim<'_> {
         }
     }
 
-    /// One call of the core: the events since the last offer, the changed ask tables and job
+    /// One call of the core: the events since the last offer, the changed ask rows and job
     /// counters (as `attemptScheduling` sends them), then the node.
     pub(super) fn ask_core(&mut self, node: u32) -> OfferPlan {
         let mut events = std::mem::take(&mut self.core_events);
@@ -209,10 +209,13 @@ impl Sim<'_> {
             if self.jobs[j as usize].asks_dirty {
                 self.jobs[j as usize].asks_dirty = false;
                 if self.jobs[j as usize].phase != JobPhase::Done {
-                    events.push(Event::Asks {
-                        app: self.app_ids[j as usize].clone(),
-                        asks: self.ask_table(j),
-                    });
+                    let rows = self.changed_ask_rows(j);
+                    if !rows.is_empty() {
+                        events.push(Event::AsksChanged {
+                            app: self.app_ids[j as usize].clone(),
+                            rows,
+                        });
+                    }
                 }
             }
         }
@@ -278,38 +281,41 @@ impl Sim<'_> {
         }
     }
 
-    /// The app's whole outstanding ask table, as the shim reports it.
-    fn ask_table(&self, j: u32) -> Vec<Ask> {
-        let job = &self.jobs[j as usize];
+    /// The job's ask rows that changed since they were last sent, in the order AM, reduce,
+    /// map. A map row with maps pending is always sent: its locations move with every
+    /// allocation even where its count would not tell.
+    fn changed_ask_rows(&mut self, j: u32) -> Vec<Ask> {
         let resources = self.node_resources(1);
-        let mut asks = Vec::new();
-        if job.am_pending {
-            asks.push(Ask {
-                priority: Priority(PRIORITY_AM),
-                any: 1,
+        let job = &mut self.jobs[j as usize];
+        let current = [job.am_pending as u32, job.pending_reduces, job.pending_maps];
+        let mut rows = Vec::new();
+        for (row, priority) in [PRIORITY_AM, PRIORITY_REDUCE, PRIORITY_MAP]
+            .into_iter()
+            .enumerate()
+        {
+            let any = current[row];
+            let is_map_row = priority == PRIORITY_MAP;
+            if any == job.reported_any[row] && !(is_map_row && any > 0) {
+                continue;
+            }
+            job.reported_any[row] = any;
+            let located = is_map_row && any > 0;
+            rows.push(Ask {
+                priority: Priority(priority),
+                any,
                 resources,
-                racks: BTreeMap::new(),
-                hosts: BTreeMap::new(),
+                racks: if located {
+                    job.ask_racks.clone()
+                } else {
+                    BTreeMap::new()
+                },
+                hosts: if located {
+                    job.ask_hosts.clone()
+                } else {
+                    BTreeMap::new()
+                },
             });
         }
-        if job.pending_reduces > 0 {
-            asks.push(Ask {
-                priority: Priority(PRIORITY_REDUCE),
-                any: job.pending_reduces,
-                resources,
-                racks: BTreeMap::new(),
-                hosts: BTreeMap::new(),
-            });
-        }
-        if job.pending_maps > 0 {
-            asks.push(Ask {
-                priority: Priority(PRIORITY_MAP),
-                any: job.pending_maps,
-                resources,
-                racks: job.ask_racks.clone(),
-                hosts: job.ask_hosts.clone(),
-            });
-        }
-        asks
+        rows
     }
 }

@@ -167,6 +167,9 @@ struct Job {
     allowed: Locality,
     allowed_since: u64,
     asks_dirty: bool,
+    /// The `any` of the AM, reduce and map rows as last sent to the core: a row goes out when
+    /// it changed, and a row that dropped to zero goes out once, removing it.
+    reported_any: [u32; 3],
     stats_dirty: bool,
     steered_stamp: u64,
 }
@@ -355,6 +358,7 @@ impl<'a> Sim<'a> {
                     allowed: Locality::NodeLocal,
                     allowed_since: 0,
                     asks_dirty: false,
+                    reported_any: [0; 3],
                     stats_dirty: false,
                     steered_stamp: 0,
                 }

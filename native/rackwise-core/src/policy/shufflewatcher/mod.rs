@@ -282,7 +282,7 @@ impl Policy for ShuffleWatcher {
                 }
             }
             Observation::AppRemoved { app } => self.forget(app),
-            Observation::AsksReplaced { app: id } => {
+            Observation::AsksChanged { app: id } => {
                 let state: &ClusterState = context.state;
                 let (Some(slot), Some(app)) = (state.apps.slot_of(id), state.apps.get(id)) else {
                     return;

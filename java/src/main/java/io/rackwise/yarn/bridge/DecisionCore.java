@@ -1,11 +1,7 @@
 package io.rackwise.yarn.bridge;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
+import io.rackwise.wire.v1.EngineConfig;
+import io.rackwise.wire.v1.Event;
 import io.rackwise.yarn.config.RackwiseConfigException;
 import io.rackwise.yarn.config.ShimSettings;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
@@ -18,7 +14,6 @@ import io.rackwise.yarn.netsat.HostFigure;
 import io.rackwise.yarn.netsat.NetworkLoadFeed;
 import io.rackwise.yarn.state.LearnedRatio;
 import io.rackwise.yarn.stats.JobStats;
-import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -61,17 +56,15 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
   private static final Logger LOG = LoggerFactory.getLogger(DecisionCore.class);
   /** Records the native library logged, written to the ResourceManager's own log. */
   private static final Logger NATIVE_LOG = LoggerFactory.getLogger("io.rackwise.yarn.native");
-  private static final JsonNodeFactory JSON = JsonNodeFactory.instance;
   /** A native offer taking longer than this is logged at WARN; see the class comment. */
   public static final long SLOW_OFFER_MS = 1000;
   /** How often the level of {@link #NATIVE_LOG} is read and handed to the library. */
   private static final long LOG_LEVEL_REFRESH_NANOS = 1_000_000_000L;
 
-  private final ObjectMapper mapper = new ObjectMapper();
   private final boolean required;
   private final RackwiseMetrics metrics;
   private final Consumer<List<LearnedRatio>> learnedSink;
-  private final ConcurrentLinkedQueue<ObjectNode> pending = new ConcurrentLinkedQueue<>();
+  private final ConcurrentLinkedQueue<Event> pending = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean failed = new AtomicBoolean();
   private volatile NativeEngine engine;
   /** The level last handed to the library, and when the logger was last read (dispatcher). */
@@ -92,7 +85,7 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
    *     invalid configuration must not start, whether or not native is required)
    * @throws NativeCoreException the library is unusable and native is required
    */
-  public static DecisionCore start(boolean required, ObjectNode config, RackwiseMetrics metrics,
+  public static DecisionCore start(boolean required, EngineConfig config, RackwiseMetrics metrics,
       Consumer<List<LearnedRatio>> learnedSink, NativeEngine.Factory factory)
       throws RackwiseConfigException {
     DecisionCore core = new DecisionCore(required, metrics, learnedSink);
@@ -103,7 +96,7 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
       return core;
     }
     try {
-      core.engine = factory.open(core.bytes(config));
+      core.engine = factory.open(config.toByteArray());
       core.followNativeLogLevel(System.nanoTime());
       metrics.setNativeActive(true);
       LOG.info("Rackwise native core {} active ({})", NativeCore.version(), load.message());
@@ -119,41 +112,18 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
     return engine != null;
   }
 
-  /** Builds the engine configuration document (protocol {@code EngineConfig}). */
-  public static ObjectNode configDocument(Map<String, String> coreSettings,
-      List<QueueExtension> queues, List<LearnedRatio> learned, String source) {
-    ObjectNode config = JSON.objectNode();
-    ObjectNode settings = config.putObject("settings");
-    coreSettings.forEach(settings::put);
-    ArrayNode queueArray = config.putArray("queues");
-    for (QueueExtension queue : queues) {
-      ObjectNode node = queueArray.addObject().put("queue", queue.queue());
-      if (queue.rackwise() != null) {
-        ObjectNode rackwise = node.putObject("rackwise");
-        queue.rackwise().forEach(rackwise::put);
-      }
-    }
-    ArrayNode learnedArray = config.putArray("learned");
-    for (LearnedRatio ratio : learned) {
-      learnedArray.addObject().put("job_name", ratio.jobName()).put("ratio", ratio.ratio())
-          .put("runs", ratio.runs());
-    }
-    config.put("source", source);
-    return config;
-  }
-
   /**
    * Replaces the engine's settings. A refused configuration leaves the previous one in force.
    *
    * @throws RackwiseConfigException the core refused the configuration
    */
-  public void reconfigure(ObjectNode config) throws RackwiseConfigException {
+  public void reconfigure(EngineConfig config) throws RackwiseConfigException {
     NativeEngine current = engine;
     if (current == null) {
       return;
     }
     try {
-      current.reconfigure(bytes(config));
+      current.reconfigure(config.toByteArray());
     } catch (NativeConfigException e) {
       throw new RackwiseConfigException(e.getMessage(), e);
     } catch (RuntimeException | LinkageError e) {
@@ -164,16 +134,11 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
   // ---- events: what changed since the previous offer --------------------------------------
 
   public void nodeAdded(String node, String host, String rack, Resource capacity) {
-    emit("node_added", () -> {
-      ObjectNode event = event("node_added").put("node", node).put("host", host)
-          .put("rack", rack);
-      resources(event.putObject("capacity"), capacity);
-      return event;
-    });
+    emit("node_added", () -> WireCodec.nodeAdded(node, host, rack, capacity));
   }
 
   public void nodeRemoved(String node) {
-    emit("node_removed", () -> event("node_removed").put("node", node));
+    emit("node_removed", () -> WireCodec.nodeRemoved(node));
   }
 
   /**
@@ -182,97 +147,47 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
    */
   public void appAdded(String app, String name, String user, String queue, String appType,
       Collection<String> tags, long submitMs) {
-    emit("app_added", () -> {
-      ObjectNode event = event("app_added").put("app", app).put("name", orEmpty(name))
-          .put("user", orEmpty(user)).put("queue", queue).put("app_type", orEmpty(appType))
-          .put("submit_ms", submitMs);
-      ArrayNode tagArray = event.putArray("tags");
-      if (tags != null) {
-        tags.forEach(tagArray::add);
-      }
-      return event;
-    });
+    emit("app_added",
+        () -> WireCodec.appAdded(app, name, user, queue, appType, tags, submitMs));
   }
 
   public void appRemoved(String app) {
-    emit("app_removed", () -> event("app_removed").put("app", app));
-  }
-
-  /** Starts an ask table for {@link #asks}; add one object per priority with {@link #ask}. */
-  public ArrayNode newAskTable() {
-    return JSON.arrayNode();
-  }
-
-  /** Adds one priority's outstanding asks to a table; returns the racks and hosts maps. */
-  public void ask(ArrayNode table, int priority, int any, Resource perContainer,
-      Map<String, Integer> racks, Map<String, Integer> hosts) {
-    ObjectNode ask = table.addObject().put("priority", priority).put("any", any);
-    resources(ask.putObject("resources"), perContainer);
-    ObjectNode rackNode = ask.putObject("racks");
-    racks.forEach(rackNode::put);
-    ObjectNode hostNode = ask.putObject("hosts");
-    hosts.forEach(hostNode::put);
+    emit("app_removed", () -> WireCodec.appRemoved(app));
   }
 
   /**
-   * One app's ask table, built by {@code table} (with {@link #newAskTable} and {@link #ask})
-   * only while the core is active.
+   * Rows of an app's asks that changed, built by {@code change} (see {@link
+   * WireCodec#asksChanged}) only while the core is active.
    */
-  public void asks(String app, Supplier<ArrayNode> table) {
-    emit("asks", () -> {
-      ObjectNode event = event("asks").put("app", app);
-      event.set("asks", table.get());
-      return event;
-    });
+  public void asksChanged(Supplier<Event> change) {
+    emit("asks_changed", change);
   }
 
   public void containerAllocated(String app, String container, String node, int priority,
       NodeType locality, Resource resources, long timeMs) {
-    emit("container_allocated", () -> {
-      ObjectNode event = event("container_allocated").put("app", app)
-          .put("container", container).put("node", node).put("priority", priority)
-          .put("locality", wire(locality)).put("time_ms", timeMs);
-      resources(event.putObject("resources"), resources);
-      return event;
-    });
+    emit("container_allocated", () -> WireCodec.containerAllocated(app, container, node,
+        priority, locality, resources, timeMs));
   }
 
   public void containerFinished(String app, String container, long timeMs) {
-    emit("container_finished", () -> event("container_finished").put("app", app)
-        .put("container", container).put("time_ms", timeMs));
+    emit("container_finished", () -> WireCodec.containerFinished(app, container, timeMs));
   }
 
   public void jobStats(JobStats stats) {
-    emit(JobStats.EVENT_TYPE, () -> event(JobStats.EVENT_TYPE).put("app", stats.appId())
-        .put("maps_total", stats.mapsTotal()).put("maps_completed", stats.mapsCompleted())
-        .put("reduces_total", stats.reducesTotal())
-        .put("map_input_bytes", stats.mapInputBytes())
-        .put("map_output_bytes", stats.mapOutputBytes()));
+    emit("job_stats", () -> WireCodec.jobStats(stats));
   }
 
   @Override
   public void rackLoad(String rack, double utilization, long timeMs) {
-    emit("rack_load", () -> event("rack_load").put("rack", rack)
-        .put("utilization", utilization).put("time_ms", timeMs));
+    emit("rack_load", () -> WireCodec.rackLoad(rack, utilization, timeMs));
   }
 
-  /**
-   * One host's figures from the operator's feed, as
-   * {@code {"type":"host_figures","host":…,"time_ms":…,<figure>:<value>…}}: only the figures the
-   * feed gave, in {@link HostFigure}'s order.
-   */
+  /** One host's figures from the operator's feed: only the figures the feed gave. */
   @Override
   public void hostFigures(String host, Map<HostFigure, Double> figures, long timeMs) {
-    emit("host_figures", () -> {
-      ObjectNode event = event("host_figures").put("host", host).put("time_ms", timeMs);
-      for (HostFigure figure : HostFigure.values()) {
-        Double value = figures.get(figure);
-        if (value != null) {
-          event.put(figure.wireName(), value);
-        }
-      }
-      return event;
-    });
+    emit("host_figures", () -> WireCodec.hostFigures(host, timeMs,
+        figures.get(HostFigure.CROSS_RACK_MBPS), figures.get(HostFigure.DISK_UTILIZATION),
+        figures.get(HostFigure.NETWORK_UTILIZATION), figures.get(HostFigure.CPU_SPEED)));
   }
 
   // ---- the offer ---------------------------------------------------------------------------
@@ -290,7 +205,12 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
     }
     String stage = "encoding the offer of node " + node;
     try {
-      byte[] request = bytes(offerRequest(nowMs, node, unallocated, utilization));
+      List<Event> events = new ArrayList<>();
+      for (Event event = pending.poll(); event != null; event = pending.poll()) {
+        events.add(event);
+      }
+      byte[] request =
+          WireCodec.offerRequest(nowMs, events, node, unallocated, utilization).toByteArray();
       stage = "setting the native log level";
       long start = System.nanoTime();
       followNativeLogLevel(start);
@@ -298,55 +218,28 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
       byte[] responseBytes = current.offer(request);
       long callNanos = System.nanoTime() - start;
       stage = "decoding the response to the offer of node " + node;
-      JsonNode response = mapper.readTree(responseBytes);
-      OfferPlan plan = OfferPlan.fromJson(response.path("plan"));
-      List<LearnedRatio> learned = learnedRatios(response.path("learned"));
+      WireResponse response = WireCodec.decodeResponse(responseBytes);
+      OfferPlan plan = response.plan();
       stage = "writing the native log records";
-      writeNativeLogs(response.path("logs"));
+      writeNativeLogs(response.logs());
       stage = "handing learned ratios to the learned-history store";
-      if (!learned.isEmpty()) {
-        learnedSink.accept(learned);
+      if (!response.learned().isEmpty()) {
+        learnedSink.accept(response.learned());
       }
-      metrics.offerDecided(callNanos, !plan.isEmpty(),
-          response.path("diagnostics").path("starved").size());
+      metrics.offerDecided(callNanos, !plan.isEmpty(), response.diagnostics().starved().size());
       if (callNanos > SLOW_OFFER_MS * 1_000_000L) {
         metrics.slowOffer();
         LOG.warn("the native offer of node {} took {} ms (over {} ms); the scheduler thread "
             + "waited that long for this heartbeat", node, callNanos / 1_000_000, SLOW_OFFER_MS);
       }
       if (LOG.isDebugEnabled() && !plan.isEmpty()) {
-        LOG.debug("offer {}: {}", node, response.path("diagnostics"));
+        LOG.debug("offer {}: {}", node, response.diagnostics());
       }
       return plan;
-    } catch (IOException | RuntimeException | LinkageError e) {
+    } catch (RuntimeException | LinkageError e) {
       failed(stage, e);
       return null;
     }
-  }
-
-  private ObjectNode offerRequest(long nowMs, String node, Resource unallocated,
-      ResourceUtilization utilization) {
-    ObjectNode request = JSON.objectNode().put("now_ms", nowMs);
-    ArrayNode events = request.putArray("events");
-    for (ObjectNode event = pending.poll(); event != null; event = pending.poll()) {
-      events.add(event);
-    }
-    ObjectNode offered = request.putObject("node").put("node", node);
-    resources(offered.putObject("unallocated"), unallocated);
-    if (utilization != null) {
-      offered.putObject("utilization").put("pmem_mb", Math.max(0, utilization.getPhysicalMemory()))
-          .put("cpu", Math.max(0f, utilization.getCPU()));
-    }
-    return request;
-  }
-
-  private static List<LearnedRatio> learnedRatios(JsonNode array) {
-    List<LearnedRatio> learned = new ArrayList<>();
-    for (JsonNode ratio : array) {
-      learned.add(new LearnedRatio(ratio.path("job_name").asText(),
-          ratio.path("ratio").asDouble(), ratio.path("runs").asInt()));
-    }
-    return learned;
   }
 
   /**
@@ -389,7 +282,7 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
    * Queues an event built by {@code build}, which runs only while the core is active; a
    * failure to build one is a native-path failure like any other.
    */
-  private void emit(String type, Supplier<ObjectNode> build) {
+  private void emit(String type, Supplier<Event> build) {
     if (engine == null) {
       return;
     }
@@ -424,58 +317,25 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
     close();
   }
 
-  private void writeNativeLogs(JsonNode logs) {
-    for (JsonNode record : logs) {
-      String text = record.path("target").asText() + ": " + record.path("message").asText();
-      switch (record.path("level").asText()) {
-        case "error":
+  private void writeNativeLogs(List<WireResponse.LogLine> logs) {
+    for (WireResponse.LogLine line : logs) {
+      String text = line.target() + ": " + line.message();
+      switch (line.level()) {
+        case ERROR:
           NATIVE_LOG.error(text);
           break;
-        case "warn":
+        case WARN:
           NATIVE_LOG.warn(text);
           break;
-        case "info":
+        case INFO:
           NATIVE_LOG.info(text);
           break;
-        case "debug":
+        case DEBUG:
           NATIVE_LOG.debug(text);
           break;
         default:
           NATIVE_LOG.trace(text);
       }
-    }
-  }
-
-  private byte[] bytes(JsonNode document) {
-    try {
-      return mapper.writeValueAsBytes(document);
-    } catch (IOException e) {
-      // A tree of strings and numbers always serializes; this would be a Jackson bug.
-      throw new IllegalStateException("cannot encode a Rackwise message", e);
-    }
-  }
-
-  private static String orEmpty(String text) {
-    return text == null ? "" : text;
-  }
-
-  private static ObjectNode event(String type) {
-    return JSON.objectNode().put("type", type);
-  }
-
-  private static void resources(ObjectNode target, Resource resource) {
-    target.put("memory_mb", Math.max(0, resource.getMemorySize()))
-        .put("vcores", Math.max(0, resource.getVirtualCores()));
-  }
-
-  private static String wire(NodeType locality) {
-    switch (locality) {
-      case NODE_LOCAL:
-        return "node_local";
-      case RACK_LOCAL:
-        return "rack_local";
-      default:
-        return "off_switch";
     }
   }
 }

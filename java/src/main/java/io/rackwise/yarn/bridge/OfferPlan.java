@@ -1,9 +1,6 @@
 package io.rackwise.yarn.bridge;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Predicate;
@@ -66,64 +63,6 @@ public final class OfferPlan {
   }
 
   /**
-   * Reads the {@code plan} object of an offer response, refusing anything that is not a plan:
-   * a missing or mistyped field, an unknown locality, or a priority that is not a MapReduce
-   * task's.
-   *
-   * @throws IllegalArgumentException naming the field, the value and the reason
-   */
-  static OfferPlan fromJson(JsonNode plan) {
-    Map<String, List<Entry>> entries = new HashMap<>();
-    Map<String, String> steered = new HashMap<>();
-    for (JsonNode queuePlan : array(plan, "queues", "plan")) {
-      String queue = text(queuePlan, "queue", "plan.queues[]");
-      String where = "plan of queue " + queue;
-      for (JsonNode app : array(queuePlan, "steered", where)) {
-        if (!app.isTextual()) {
-          throw refused(where, "steered", app, "must be an app id string");
-        }
-        steered.put(app.asText(), queue);
-      }
-      List<Entry> list = new ArrayList<>();
-      for (JsonNode entry : array(queuePlan, "entries", where)) {
-        JsonNode priority = entry.path("priority");
-        if (!priority.canConvertToInt() || !priority.isIntegralNumber()
-            || !MapReducePriority.isTask(priority.asInt())) {
-          throw refused(where, "entries[].priority", priority,
-              "must be a MapReduce map or reduce priority");
-        }
-        list.add(new Entry(text(entry, "app", where + " entries[]"), priority.asInt(),
-            locality(text(entry, "locality", where + " entries[]")),
-            text(entry, "reason", where + " entries[]")));
-      }
-      entries.put(queue, list);
-    }
-    return new OfferPlan(entries, steered);
-  }
-
-  private static JsonNode array(JsonNode parent, String field, String where) {
-    JsonNode node = parent.path(field);
-    if (!node.isArray()) {
-      throw refused(where, field, node, "must be an array");
-    }
-    return node;
-  }
-
-  private static String text(JsonNode parent, String field, String where) {
-    JsonNode node = parent.path(field);
-    if (!node.isTextual()) {
-      throw refused(where, field, node, "must be a string");
-    }
-    return node.asText();
-  }
-
-  private static IllegalArgumentException refused(String where, String field, JsonNode value,
-      String reason) {
-    return new IllegalArgumentException("native " + where + ": " + field + " "
-        + (value.isMissingNode() ? "is missing" : "'" + value + "'") + " " + reason);
-  }
-
-  /**
    * Checks that every entry names an app the scheduler knows: an entry for an unknown app could
    * never be satisfied, and would veto every steered app of its queue on every offer.
    *
@@ -137,20 +76,6 @@ public final class OfferPlan {
               + entry.app + ", which the scheduler does not know");
         }
       }
-    }
-  }
-
-  private static NodeType locality(String wire) {
-    switch (wire) {
-      case "node_local":
-        return NodeType.NODE_LOCAL;
-      case "rack_local":
-        return NodeType.RACK_LOCAL;
-      case "off_switch":
-        return NodeType.OFF_SWITCH;
-      default:
-        throw new IllegalArgumentException("native plan: locality '" + wire
-            + "' is not node_local, rack_local or off_switch");
     }
   }
 

@@ -4,7 +4,8 @@ package io.rackwise.yarn.nativecore;
  * The JNI surface of {@code librackwise} and the one owner of an engine handle.
  *
  * <p>The {@code static native} methods are the boundary contract (docs/boundary.md): every
- * payload is a UTF-8 JSON document with the field names of {@code protocol.rs}, and every failure
+ * payload is a protobuf message of {@code proto/rackwise.proto} (package {@code rackwise.wire.v1},
+ * built and read by {@code io.rackwise.yarn.bridge.WireCodec}; docs/wire.md), and every failure
  * is a {@link NativeCoreException} subclass, never a crash. They are public so the contract can be
  * exercised directly, but the scheduler should hold a {@code NativeCore} instance from
  * {@link #open}: it owns its handle, and {@link #close} destroys the engine exactly once, after
@@ -17,21 +18,23 @@ public final class NativeCore implements NativeEngine {
   /**
    * Builds an engine ({@code Engine::new}).
    *
-   * @param engineConfig an {@code EngineConfig} document
+   * @param engineConfig an {@code EngineConfig} message
    * @return a nonzero handle
    * @throws NativeConfigException the configuration was refused (every problem listed)
-   * @throws NativeProtocolException the bytes are not an {@code EngineConfig}
+   * @throws NativeProtocolException the bytes are no {@code EngineConfig}, or one lacks a
+   *     required field (the message names it)
    */
   public static native long create(byte[] engineConfig);
 
   /**
    * Runs one node offer ({@code Engine::offer}).
    *
-   * @param offerRequest an {@code OfferRequest} document
-   * @return an {@code OfferResponse} document, including the native log records since the
+   * @param offerRequest an {@code OfferRequest} message
+   * @return an {@code OfferResponse} message, including the native log records since the
    *     previous offer
    * @throws NativeHandleException the handle is zero, closed, made up or poisoned
-   * @throws NativeProtocolException the bytes are not an {@code OfferRequest}
+   * @throws NativeProtocolException the bytes are no {@code OfferRequest}, or one lacks a
+   *     required field (the message names it)
    */
   public static native byte[] offer(long handle, byte[] offerRequest);
 
@@ -40,6 +43,7 @@ public final class NativeCore implements NativeEngine {
    * keeps its previous one.
    *
    * @throws NativeConfigException the configuration was refused (every problem listed)
+   * @throws NativeProtocolException the bytes are no {@code EngineConfig}
    */
   public static native void reconfigure(long handle, byte[] engineConfig);
 

@@ -1,7 +1,5 @@
 package io.rackwise.yarn.stats;
 
-import com.fasterxml.jackson.core.JsonGenerator;
-import java.io.IOException;
 import java.util.Objects;
 
 /**
@@ -10,7 +8,7 @@ import java.util.Objects;
  * without copying or locking.
  *
  * <p>This is the Java side of the core's {@code Event::JobStats}
- * ({@code native/rackwise-core/src/protocol.rs}); {@link #writeJson} writes it in that shape.
+ * ({@code native/rackwise-core/src/protocol.rs}); {@code WireCodec.jobStats} sends it.
  *
  * @param appId          the YARN application id, e.g. {@code application_1700000000000_0001}
  * @param mapsTotal      map tasks of the job ({@code mapsTotal} of the AM's job resource)
@@ -31,9 +29,6 @@ public record JobStats(
     long mapInputBytes,
     long mapOutputBytes) {
 
-  /** The {@code type} tag of the core's event. */
-  public static final String EVENT_TYPE = "job_stats";
-
   public JobStats {
     Objects.requireNonNull(appId, "appId");
     // The core's fields are unsigned. A negative value would be refused there and fail the
@@ -45,24 +40,5 @@ public record JobStats(
           + " reduces_total=" + reducesTotal + " map_input_bytes=" + mapInputBytes
           + " map_output_bytes=" + mapOutputBytes);
     }
-  }
-
-  /**
-   * Writes this reading as one core event object:
-   * {@code {"type":"job_stats","app":...,"maps_total":...,"maps_completed":...,
-   * "reduces_total":...,"map_input_bytes":...,"map_output_bytes":...}}.
-   * The generator is left positioned after the object, so the caller can write it as one
-   * element of its {@code events} array.
-   */
-  public void writeJson(JsonGenerator gen) throws IOException {
-    gen.writeStartObject();
-    gen.writeStringField("type", EVENT_TYPE);
-    gen.writeStringField("app", appId);
-    gen.writeNumberField("maps_total", mapsTotal);
-    gen.writeNumberField("maps_completed", mapsCompleted);
-    gen.writeNumberField("reduces_total", reducesTotal);
-    gen.writeNumberField("map_input_bytes", mapInputBytes);
-    gen.writeNumberField("map_output_bytes", mapOutputBytes);
-    gen.writeEndObject();
   }
 }

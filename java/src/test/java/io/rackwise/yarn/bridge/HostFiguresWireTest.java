@@ -2,12 +2,15 @@ package io.rackwise.yarn.bridge;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rackwise.wire.v1.Diagnostics;
+import io.rackwise.wire.v1.Event;
+import io.rackwise.wire.v1.HostFigures;
+import io.rackwise.wire.v1.OfferRequest;
+import io.rackwise.wire.v1.OfferResponse;
+import io.rackwise.wire.v1.Plan;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
 import io.rackwise.yarn.nativecore.NativeEngine;
 import io.rackwise.yarn.netsat.HostFigure;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
@@ -16,13 +19,14 @@ import org.apache.hadoop.yarn.api.records.Resource;
 import org.junit.jupiter.api.Test;
 
 /**
- * The {@code host_figures} event exactly as the core expects it: one per host, the figures the
- * feed gave in a fixed order, absent ones omitted. Read from the request an engine receives.
+ * The {@code host_figures} event exactly as the core expects it: one per host, with the figures
+ * the feed gave and no others. Read from the request an engine receives.
  */
 class HostFiguresWireTest {
-  private static final byte[] EMPTY_RESPONSE = ("{\"plan\":{\"queues\":[]},\"learned\":[],"
-      + "\"diagnostics\":{\"rack\":null,\"rack_utilization\":0,\"rack_saturated\":false,"
-      + "\"starved\":[]},\"logs\":[]}").getBytes(StandardCharsets.UTF_8);
+  private static final byte[] EMPTY_RESPONSE = OfferResponse.newBuilder()
+      .setPlan(Plan.getDefaultInstance())
+      .setDiagnostics(Diagnostics.newBuilder().setRackUtilization(0).setRackSaturated(false))
+      .build().toByteArray();
 
   @Test
   void eachHostIsOneEventWithOnlyItsFigures() throws Exception {
@@ -44,7 +48,7 @@ class HostFiguresWireTest {
     };
     RackwiseMetrics metrics = RackwiseMetrics.register();
     try (DecisionCore core = DecisionCore.start(true,
-        DecisionCore.configDocument(Map.of(), List.of(), List.of(), "test"), metrics,
+        WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test"), metrics,
         ratios -> { }, recording)) {
       Map<HostFigure, Double> all = new EnumMap<>(HostFigure.class);
       all.put(HostFigure.CPU_SPEED, 1.5);
@@ -57,12 +61,12 @@ class HostFiguresWireTest {
     } finally {
       metrics.unregister();
     }
-    JsonNode events = new ObjectMapper().readTree(requests.get(0)).path("events");
-    assertEquals(2, events.size(), events.toString());
-    assertEquals("{\"type\":\"host_figures\",\"host\":\"node17\",\"time_ms\":1,"
-        + "\"cross_rack_mbps\":312.5,\"disk_utilization\":0.4,\"network_utilization\":0.3,"
-        + "\"cpu_speed\":1.5}", events.get(0).toString());
-    assertEquals("{\"type\":\"host_figures\",\"host\":\"node18\",\"time_ms\":2,"
-        + "\"disk_utilization\":0.9}", events.get(1).toString());
+    List<Event> events = OfferRequest.parseFrom(requests.get(0)).getEventsList();
+    assertEquals(List.of(
+        Event.newBuilder().setHostFigures(HostFigures.newBuilder().setHost("node17")
+            .setTimeMs(1).setCrossRackMbps(312.5).setDiskUtilization(0.4)
+            .setNetworkUtilization(0.3).setCpuSpeed(1.5)).build(),
+        Event.newBuilder().setHostFigures(HostFigures.newBuilder().setHost("node18")
+            .setTimeMs(2).setDiskUtilization(0.9)).build()), events);
   }
 }

@@ -4,13 +4,12 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rackwise.wire.v1.EngineConfig;
+import io.rackwise.wire.v1.Event;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
 import io.rackwise.yarn.nativecore.NativeCore;
 import io.rackwise.yarn.nativecore.NativeEngine;
 import io.rackwise.yarn.testing.CapturedLog;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -29,25 +28,27 @@ class NativeLogLevelTest {
   private static final String NATIVE_LOGGER = "io.rackwise.yarn.native";
   /** What the core logs at debug for asks of an app it does not know. */
   private static final String DEBUG_RECORD = "asks for unknown app application_0_77 ignored";
-  private static final byte[] RAW_OFFER = ("{\"now_ms\":1,\"events\":[{\"type\":\"asks\","
-      + "\"app\":\"application_0_77\",\"asks\":[]}],\"node\":{\"node\":\"h1:1\","
-      + "\"unallocated\":{\"memory_mb\":1024,\"vcores\":1}}}").getBytes(StandardCharsets.UTF_8);
-
-  private final ObjectMapper mapper = new ObjectMapper();
+  private static final Resource FREE = Resource.newInstance(1024, 1);
+  private static final EngineConfig CONFIG =
+      WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test");
+  /** One map ask of an app the core was never told about. */
+  private static final Event UNKNOWN_ASKS = Event.newBuilder()
+      .setAsksChanged(io.rackwise.wire.v1.AsksChanged.newBuilder().setApp("application_0_77")
+          .addRows(WireCodec.askRow(MapReducePriority.MAP, 1, FREE, Map.of(), Map.of())))
+      .build();
+  private static final byte[] RAW_OFFER =
+      WireCodec.offerRequest(1, List.of(UNKNOWN_ASKS), "h1:1", FREE, null).toByteArray();
 
   @Test
   void debugRecordsAppearAndDisappearWithTheLoggersLevel() throws Exception {
     Logger logger = Logger.getLogger(NATIVE_LOGGER);
     Level previous = logger.getLevel();
     RackwiseMetrics metrics = RackwiseMetrics.register();
-    byte[] config = mapper.writeValueAsBytes(DecisionCore.configDocument(Map.of(), List.of(),
-        List.of(), "test"));
     logger.setLevel(Level.INFO);
     try (CapturedLog captured = CapturedLog.of(NATIVE_LOGGER);
-        DecisionCore core = DecisionCore.start(true,
-            DecisionCore.configDocument(Map.of(), List.of(), List.of(), "test"), metrics,
-            ratios -> { }, NativeEngine.JNI);
-        NativeCore raw = NativeCore.open(config)) {
+        DecisionCore core = DecisionCore.start(true, CONFIG, metrics, ratios -> { },
+            NativeEngine.JNI);
+        NativeCore raw = NativeCore.open(CONFIG.toByteArray())) {
       offerWithUnknownAsks(core);
       assertFalse(loggedTheDebugRecord(captured), "INFO at start");
 
@@ -81,17 +82,12 @@ class NativeLogLevelTest {
   }
 
   private static void offerWithUnknownAsks(DecisionCore core) {
-    core.asks("application_0_77", core::newAskTable);
-    core.offer(1, "h1:1", Resource.newInstance(1024, 1), null);
+    core.asksChanged(() -> UNKNOWN_ASKS);
+    core.offer(1, "h1:1", FREE, null);
   }
 
-  private boolean rawOfferLogsTheDebugRecord(NativeCore raw) throws Exception {
-    JsonNode response = mapper.readTree(raw.offer(RAW_OFFER));
-    for (JsonNode record : response.path("logs")) {
-      if (record.path("message").asText().equals(DEBUG_RECORD)) {
-        return true;
-      }
-    }
-    return false;
+  private static boolean rawOfferLogsTheDebugRecord(NativeCore raw) {
+    return WireCodec.decodeResponse(raw.offer(RAW_OFFER)).logs().stream()
+        .anyMatch(line -> line.message().equals(DEBUG_RECORD));
   }
 }

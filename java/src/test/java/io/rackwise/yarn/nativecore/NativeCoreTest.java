@@ -1,23 +1,29 @@
 package io.rackwise.yarn.nativecore;
 
-import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.junit.jupiter.api.Assertions.assertDoesNotThrow;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rackwise.wire.v1.EngineConfig;
+import io.rackwise.wire.v1.OfferRequest;
+import io.rackwise.wire.v1.QueueSettings;
+import io.rackwise.wire.v1.RackwiseElement;
+import io.rackwise.yarn.bridge.WireCodec;
+import io.rackwise.yarn.bridge.WireResponse;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.apache.hadoop.yarn.api.records.Resource;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -27,10 +33,10 @@ import org.junit.jupiter.api.Test;
  */
 class NativeCoreTest {
   private static final byte[] CONFIG =
-      "{\"settings\":{},\"queues\":[],\"learned\":[],\"source\":\"test\"}".getBytes(UTF_8);
-  private static final byte[] REQUEST = ("{\"now_ms\":1,\"events\":[],\"node\":{\"node\":\"h1:1\","
-      + "\"unallocated\":{\"memory_mb\":1024,\"vcores\":1}}}").getBytes(UTF_8);
-  private static final ObjectMapper JSON = new ObjectMapper();
+      WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test").toByteArray();
+  private static final byte[] REQUEST =
+      WireCodec.offerRequest(1, List.of(), "h1:1", Resource.newInstance(1024, 1), null)
+          .toByteArray();
 
   @BeforeAll
   static void loadTheLibrary() {
@@ -46,10 +52,10 @@ class NativeCoreTest {
     long handle = NativeCore.create(CONFIG);
     assertNotEquals(0, handle);
     try {
-      JsonNode response = JSON.readTree(NativeCore.offer(handle, REQUEST));
-      assertTrue(response.path("plan").path("queues").isArray(), response.toString());
-      assertTrue(response.path("diagnostics").isObject(), response.toString());
-      assertTrue(response.path("logs").isArray(), response.toString());
+      WireResponse response = WireCodec.decodeResponse(NativeCore.offer(handle, REQUEST));
+      assertTrue(response.plan().isEmpty());
+      // The engine knows no node h1:1, so it names no rack.
+      assertNull(response.diagnostics().rack());
       NativeCore.reconfigure(handle, CONFIG);
     } finally {
       NativeCore.destroy(handle);
@@ -76,26 +82,32 @@ class NativeCoreTest {
 
     assertThrows(NativePanicException.class, NativeCore::verifyPanicGuard);
     try (NativeCore core = NativeCore.open(CONFIG)) {
-      assertTrue(JSON.readTree(core.offer(REQUEST)).has("plan"));
+      assertTrue(WireCodec.decodeResponse(core.offer(REQUEST)).plan().isEmpty());
     }
   }
 
   @Test
-  void malformedBytesAreProtocolErrors() {
-    assertThrows(NativeProtocolException.class, () -> NativeCore.create("{not json".getBytes(UTF_8)));
-    assertThrows(NativeProtocolException.class, () -> NativeCore.create(new byte[0]));
+  void malformedBytesAndMissingFieldsAreProtocolErrorsNamingTheField() {
+    // A length-delimited field (settings) that claims 5 bytes and has 2.
+    byte[] truncated = {0x0a, 0x05, 'a', 'b'};
+    assertThrows(NativeProtocolException.class, () -> NativeCore.create(truncated));
     NativeProtocolException nullBytes =
         assertThrows(NativeProtocolException.class, () -> NativeCore.create(null));
     assertTrue(nullBytes.getMessage().contains("null"), nullBytes.getMessage());
     long handle = NativeCore.create(CONFIG);
     try {
-      assertThrows(NativeProtocolException.class,
-          () -> NativeCore.offer(handle, "{\"now_ms\":1}".getBytes(UTF_8)));
-      assertThrows(NativeProtocolException.class,
-          () -> NativeCore.offer(handle, new byte[] {(byte) 0xff, 0, 1}));
-      NativeProtocolException unknownField = assertThrows(NativeProtocolException.class,
-          () -> NativeCore.reconfigure(handle, "{\"colour\":\"blue\"}".getBytes(UTF_8)));
-      assertTrue(unknownField.getMessage().contains("colour"), unknownField.getMessage());
+      byte[] noNode = OfferRequest.newBuilder().setNowMs(1).build().toByteArray();
+      NativeProtocolException missing = assertThrows(NativeProtocolException.class,
+          () -> NativeCore.offer(handle, noNode));
+      assertEquals("rackwise.wire.v1.OfferRequest.node is missing (required)",
+          missing.getMessage());
+      NativeProtocolException garbage = assertThrows(NativeProtocolException.class,
+          () -> NativeCore.offer(handle, new byte[] {(byte) 0xff, (byte) 0xff}));
+      assertTrue(garbage.getMessage().contains("cannot be decoded"), garbage.getMessage());
+      NativeProtocolException badConfig = assertThrows(NativeProtocolException.class,
+          () -> NativeCore.reconfigure(handle, truncated));
+      assertTrue(badConfig.getMessage().startsWith("rackwise.wire.v1.EngineConfig"),
+          badConfig.getMessage());
       // A refused message leaves the engine usable.
       assertDoesNotThrow(() -> NativeCore.offer(handle, REQUEST));
     } finally {
@@ -104,9 +116,20 @@ class NativeCoreTest {
   }
 
   @Test
+  void aConfigurationNamingAnUnknownPolicyIsAConfigError() {
+    byte[] unknownPolicy = EngineConfig.newBuilder().setSource("test").addQueues(
+        QueueSettings.newBuilder().setQueue("root.q").setRackwise(
+            RackwiseElement.newBuilder().putChildren("policy", "nope")))
+        .build().toByteArray();
+    NativeConfigException e = assertThrows(NativeConfigException.class,
+        () -> NativeCore.create(unknownPolicy));
+    assertTrue(e.getMessage().contains("nope"), e.getMessage());
+  }
+
+  @Test
   void aRefusedConfigurationNamesTheKeyTheValueAndTheReason() {
-    byte[] bad = ("{\"settings\":{\"yarn.scheduler.rackwise.netsat.threshold\":\"1.5\"}}")
-        .getBytes(UTF_8);
+    byte[] bad = EngineConfig.newBuilder()
+        .putSettings("yarn.scheduler.rackwise.netsat.threshold", "1.5").build().toByteArray();
     NativeConfigException refused =
         assertThrows(NativeConfigException.class, () -> NativeCore.create(bad));
     assertTrue(refused.getMessage().contains("yarn.scheduler.rackwise.netsat.threshold"),
@@ -162,7 +185,7 @@ class NativeCoreTest {
             if (reloader) {
               core.reconfigure(CONFIG);
             } else {
-              JSON.readTree(core.offer(REQUEST));
+              WireCodec.decodeResponse(core.offer(REQUEST));
             }
             done++;
           }

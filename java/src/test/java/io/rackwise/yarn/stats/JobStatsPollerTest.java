@@ -539,26 +539,6 @@ class JobStatsPollerTest {
   }
 
   @Test
-  void writesTheCoreEvent() throws Exception {
-    JobStats s = new JobStats(APP.toString(), 40, 12, 5, 5_000_000_000L, 7L);
-    StringWriter out = new StringWriter();
-    try (JsonGenerator gen = FakeProxyServer.JSON.getFactory().createGenerator(out)) {
-      gen.writeStartArray();
-      s.writeJson(gen);
-      gen.writeEndArray();
-    }
-    JsonNode event = FakeProxyServer.JSON.readTree(out.toString()).get(0);
-    assertEquals("job_stats", event.get("type").asText());
-    assertEquals(APP.toString(), event.get("app").asText());
-    assertEquals(40, event.get("maps_total").asInt());
-    assertEquals(12, event.get("maps_completed").asInt());
-    assertEquals(5, event.get("reduces_total").asInt());
-    assertEquals(5_000_000_000L, event.get("map_input_bytes").asLong());
-    assertEquals(7L, event.get("map_output_bytes").asLong());
-    assertEquals(7, event.size(), "no fields beyond the core's (it denies unknown fields)");
-  }
-
-  @Test
   void negativeFiguresAreRefused() {
     assertThrows(IllegalArgumentException.class,
         () -> new JobStats("a", 1, -1, 0, 0, 0));

@@ -3,14 +3,18 @@ package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 import io.rackwise.yarn.bridge.OfferPlan;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.List;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ActiveUsersManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.ContainerRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 import org.apache.hadoop.yarn.util.resource.Resources;
@@ -123,7 +127,7 @@ public class RackwiseAppAttempt extends FSAppAttempt {
     return null;
   }
 
-  /** All keys, whatever the plan: for reporting the ask table to the core. */
+  /** All keys, whatever the plan: for reporting the asks to the core. */
   Collection<SchedulerRequestKey> allSchedulerKeys() {
     return super.getSchedulerKeys();
   }
@@ -169,7 +173,41 @@ public class RackwiseAppAttempt extends FSAppAttempt {
         reservedContainer);
     if (container != null) {
       rackwise.containerAllocated(this, container, type, active != null);
+      rackwise.asksChanged(getApplicationId());
     }
     return container;
+  }
+
+  // ---- where an attempt's asks change (Hadoop 3.4.3's SchedulerApplicationAttempt) ---------
+  // Each marks the app for the next offer, which sends the rows that changed.
+
+  /** The AM's allocate call: new, changed or cancelled resource requests. */
+  @Override
+  public boolean updateResourceRequests(List<ResourceRequest> requests) {
+    boolean updated = super.updateResourceRequests(requests);
+    rackwise.asksChanged(getApplicationId());
+    return updated;
+  }
+
+  /** The AM's allocate call with placement-constrained scheduling requests. */
+  @Override
+  public boolean updateSchedulingRequests(List<SchedulingRequest> requests) {
+    boolean updated = super.updateSchedulingRequests(requests);
+    rackwise.asksChanged(getApplicationId());
+    return updated;
+  }
+
+  /** A container killed or lost before it ran: its request is asked again. */
+  @Override
+  public void recoverResourceRequestsForContainer(ContainerRequest containerRequest) {
+    super.recoverResourceRequestsForContainer(containerRequest);
+    rackwise.asksChanged(getApplicationId());
+  }
+
+  /** A new attempt that keeps the previous attempt's asks (work-preserving AM restart). */
+  @Override
+  public void transferStateFromPreviousAttempt(SchedulerApplicationAttempt appAttempt) {
+    super.transferStateFromPreviousAttempt(appAttempt);
+    rackwise.asksChanged(getApplicationId());
   }
 }

@@ -1,9 +1,9 @@
 package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.rackwise.wire.v1.Event;
 import io.rackwise.yarn.bridge.DecisionCore;
 import io.rackwise.yarn.bridge.OfferPlan;
+import io.rackwise.yarn.bridge.WireCodec;
 import io.rackwise.yarn.config.AllocationFileExtensions;
 import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
 import io.rackwise.yarn.config.RackwiseConfigException;
@@ -17,10 +17,14 @@ import io.rackwise.yarn.stats.JobStats;
 import io.rackwise.yarn.stats.JobStatsPoller;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.ArrayList;
 import java.util.Collections;
+import java.util.HashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -38,7 +42,6 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ActiveUsersManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
-import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
@@ -75,8 +78,19 @@ public class RackwiseFairScheduler extends FairScheduler {
   private AllocationConfiguration followedAllocations;
   /** The plan of the offer being served; read and written only under the scheduler write lock. */
   private OfferPlan currentPlan;
-  /** A cheap fingerprint of each app's asks as last reported, to send only what changed. */
-  private final Map<ApplicationId, Long> reportedAsks = new ConcurrentHashMap<>();
+  /** The MapReduce apps: the only ones whose asks the core is told (it steers no other). */
+  private final Set<ApplicationId> mapReduceApps = ConcurrentHashMap.newKeySet();
+  /**
+   * MapReduce apps whose asks may have changed since the last offer, marked from whichever
+   * thread changed them (the AM's allocate call, an allocation, a recovered container).
+   */
+  private final Set<ApplicationId> asksDirty = ConcurrentHashMap.newKeySet();
+  /**
+   * Per app, the fingerprint of each priority's row as last sent; only rows whose fingerprint
+   * changed are encoded. Read and written at offer time, under the scheduler's write lock.
+   */
+  private final Map<ApplicationId, Map<SchedulerRequestKey, Long>> reportedRows =
+      new HashMap<>();
 
   public RackwiseFairScheduler() {
     super();
@@ -296,57 +310,78 @@ public class RackwiseFairScheduler extends FairScheduler {
   }
 
   /**
-   * Sends the ask table of every MapReduce app whose asks changed since it was last reported. The
-   * fingerprint covers each priority's outstanding count; the MapReduce AM re-sends its location
-   * asks whenever that count changes, so per-location changes come along.
+   * The app's asks may have changed: marks it for the next offer. Cheap and thread-safe (it
+   * runs on the AM's RPC threads); nothing is built here, and nothing at all in fallback or
+   * for an app that is not MapReduce.
    */
-  private void reportChangedAsks() {
-    for (Map.Entry<ApplicationId, SchedulerApplication<FSAppAttempt>> entry
-        : applications.entrySet()) {
-      FSAppAttempt attempt = entry.getValue().getCurrentAppAttempt();
-      if (!(attempt instanceof RackwiseAppAttempt)) {
-        continue;
-      }
-      RackwiseAppAttempt app = (RackwiseAppAttempt) attempt;
-      long fingerprint = 17;
-      for (SchedulerRequestKey key : app.allSchedulerKeys()) {
-        fingerprint = fingerprint * 31 + key.getPriority().getPriority();
-        fingerprint = fingerprint * 31 + app.getPendingAsk(key, ResourceRequest.ANY).getCount();
-      }
-      Long previous = reportedAsks.put(entry.getKey(), fingerprint);
-      if (previous == null || previous != fingerprint) {
-        core.asks(entry.getKey().toString(), () -> askTable(app));
-      }
+  void asksChanged(ApplicationId appId) {
+    if (core.isActive() && mapReduceApps.contains(appId)) {
+      asksDirty.add(appId);
     }
   }
 
-  ArrayNode askTable(RackwiseAppAttempt app) {
-    ArrayNode table = core.newAskTable();
-    for (SchedulerRequestKey key : app.allSchedulerKeys()) {
-      if (key.getContainerToUpdate() != null) {
+  /**
+   * Sends, for each app marked by {@link #asksChanged}, the rows whose fingerprint changed since
+   * they were last sent, and a removing row for each priority that no longer has a row.
+   */
+  private void reportChangedAsks() {
+    for (Iterator<ApplicationId> dirty = asksDirty.iterator(); dirty.hasNext(); ) {
+      ApplicationId appId = dirty.next();
+      dirty.remove();
+      FSAppAttempt current = currentAttempt(appId.toString());
+      if (!(current instanceof RackwiseAppAttempt) || !mapReduceApps.contains(appId)) {
         continue;
       }
-      PendingAsk any = app.getPendingAsk(key, ResourceRequest.ANY);
-      if (any.getCount() <= 0) {
-        continue;
-      }
-      Map<String, Integer> racks = new TreeMap<>();
-      Map<String, Integer> hosts = new TreeMap<>();
-      Map<String, ResourceRequest> requests =
-          app.getAppPlacementAllocator(key).getResourceRequests();
-      for (Map.Entry<String, ResourceRequest> request : requests.entrySet()) {
-        String name = request.getKey();
-        int count = request.getValue().getNumContainers();
-        if (name.equals(ResourceRequest.ANY) || count <= 0) {
-          continue;
+      RackwiseAppAttempt attempt = (RackwiseAppAttempt) current;
+      Map<SchedulerRequestKey, Long> reported =
+          reportedRows.computeIfAbsent(appId, id -> new HashMap<>());
+      Map<SchedulerRequestKey, Long> now = new HashMap<>();
+      for (SchedulerRequestKey key : attempt.allSchedulerKeys()) {
+        if (key.getContainerToUpdate() == null) {
+          now.put(key, rowFingerprint(attempt, key));
         }
-        // Network topology paths (racks) start with '/', host names never do.
-        (name.startsWith("/") ? racks : hosts).put(name, count);
       }
-      core.ask(table, key.getPriority().getPriority(), any.getCount(),
-          any.getPerAllocationResource(), racks, hosts);
+      List<SchedulerRequestKey> changed = new ArrayList<>();
+      now.forEach((key, fingerprint) -> {
+        if (!fingerprint.equals(reported.get(key))) {
+          changed.add(key);
+        }
+      });
+      for (SchedulerRequestKey gone : reported.keySet()) {
+        if (!now.containsKey(gone)) {
+          changed.add(gone);
+        }
+      }
+      if (changed.isEmpty()) {
+        continue;
+      }
+      reported.keySet().retainAll(now.keySet());
+      reported.putAll(now);
+      core.asksChanged(() -> asksChangedEvent(attempt, changed));
     }
-    return table;
+  }
+
+  /** The event carrying {@code keys}' rows as the attempt holds them now. */
+  Event asksChangedEvent(RackwiseAppAttempt attempt, List<SchedulerRequestKey> keys) {
+    return WireCodec.asksChanged(attempt, keys);
+  }
+
+  /**
+   * A fingerprint of one priority's row: its outstanding count and every location's count, so
+   * that a change of either sends the row again.
+   */
+  private static long rowFingerprint(FSAppAttempt attempt, SchedulerRequestKey key) {
+    long fingerprint = attempt.getPendingAsk(key, ResourceRequest.ANY).getCount();
+    if (fingerprint <= 0) {
+      return 0;
+    }
+    Map<String, ResourceRequest> requests =
+        attempt.getAppPlacementAllocator(key).getResourceRequests();
+    for (Map.Entry<String, ResourceRequest> request : requests.entrySet()) {
+      // Order-independent: the sum of each location's hash with its count.
+      fingerprint += Objects.hash(request.getKey(), request.getValue().getNumContainers());
+    }
+    return fingerprint;
   }
 
   // ---- lifecycle events the core follows ----------------------------------------------------
@@ -384,7 +419,9 @@ public class RackwiseFairScheduler extends FairScheduler {
     ApplicationId appId = event.getApplicationID();
     writeLock.lock();
     try {
-      reportedAsks.remove(appId);
+      mapReduceApps.remove(appId);
+      asksDirty.remove(appId);
+      reportedRows.remove(appId);
       if (poller != null) {
         poller.untrack(appId);
       }
@@ -458,8 +495,14 @@ public class RackwiseFairScheduler extends FairScheduler {
       core.appAdded(appId.toString(), rmApp == null ? null : rmApp.getName(), user,
           queue.getName(), type, rmApp == null ? null : rmApp.getApplicationTags(),
           rmApp == null ? getClock().getTime() : rmApp.getSubmitTime());
-      if (poller != null && JobStatsPoller.MAPREDUCE_APPLICATION_TYPE.equalsIgnoreCase(type)) {
-        poller.track(appId);
+      if (JobStatsPoller.MAPREDUCE_APPLICATION_TYPE.equalsIgnoreCase(type)) {
+        mapReduceApps.add(appId);
+        // A new attempt may start with the asks of the previous one.
+        reportedRows.remove(appId);
+        asksDirty.add(appId);
+        if (poller != null) {
+          poller.track(appId);
+        }
       }
     });
   }
@@ -512,7 +555,8 @@ public class RackwiseFairScheduler extends FairScheduler {
    * The core's configuration: the core's yarn-site keys and the {@code <rackwise>} elements of the
    * allocation file FairScheduler uses.
    */
-  private ObjectNode engineConfig(Configuration conf, List<LearnedRatio> learned)
+  private io.rackwise.wire.v1.EngineConfig engineConfig(Configuration conf,
+      List<LearnedRatio> learned)
       throws RackwiseConfigException, IOException {
     Path file = new AllocationFileLoaderService(this).getAllocationFile(conf);
     List<QueueExtension> queues = Collections.emptyList();
@@ -523,6 +567,6 @@ public class RackwiseFairScheduler extends FairScheduler {
         queues = AllocationFileExtensions.parse(in, source);
       }
     }
-    return DecisionCore.configDocument(ShimSettings.coreSettings(conf), queues, learned, source);
+    return WireCodec.engineConfig(ShimSettings.coreSettings(conf), queues, learned, source);
   }
 }

@@ -1,17 +1,23 @@
 package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.protobuf.InvalidProtocolBufferException;
+import io.rackwise.wire.v1.Diagnostics;
+import io.rackwise.wire.v1.Event;
+import io.rackwise.wire.v1.Locality;
+import io.rackwise.wire.v1.LogLevel;
+import io.rackwise.wire.v1.LogRecord;
+import io.rackwise.wire.v1.OfferRequest;
+import io.rackwise.wire.v1.OfferResponse;
+import io.rackwise.wire.v1.Plan;
+import io.rackwise.wire.v1.PlanEntry;
+import io.rackwise.wire.v1.QueuePlan;
 import io.rackwise.yarn.nativecore.NativeCore;
 import io.rackwise.yarn.nativecore.NativeEngine;
 import io.rackwise.yarn.state.LearnedRatio;
-import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 
 /**
  * RackwiseFairScheduler over the real native engine, with one fault armed by a test: from the
@@ -27,7 +33,7 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
     PANIC("the native offer call"),
     /** The call throws something that is not a NativeCoreException. */
     CALL_THROWS("the native offer call"),
-    /** The response is not JSON at all. */
+    /** The response is no OfferResponse at all. */
     GARBAGE("decoding the response"),
     /** A well-formed plan for an app the scheduler never had. */
     UNKNOWN_APP("checking the plan"),
@@ -35,8 +41,8 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
     UNKNOWN_PRIORITY("decoding the response"),
     /** A plan whose locality is not one of YARN's. */
     BAD_LOCALITY("decoding the response"),
-    /** Building an ask table for the offer throws. */
-    ENCODE("encoding a asks event"),
+    /** Building an app's changed ask rows for the offer throws. */
+    ENCODE("encoding a asks_changed event"),
     /** The appender behind the native logger throws on the record the engine returns. */
     LOG_RECORDS("writing the native log records"),
     /** Handing the learned ratios of the response to the store throws. */
@@ -54,12 +60,10 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
     }
   }
 
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   private volatile Fault fault;
   /** Offers answered before the armed fault; the engine counts them. */
   private final AtomicInteger offersUntilFault = new AtomicInteger(Integer.MAX_VALUE);
-  private final AtomicInteger askTablesInFallback = new AtomicInteger();
+  private final AtomicInteger askRowsInFallback = new AtomicInteger();
   private volatile boolean fired;
   private volatile String knownApp;
 
@@ -69,9 +73,9 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
     offersUntilFault.set(offers);
   }
 
-  /** Ask tables built after the core fell back: must stay 0. */
-  int askTablesBuiltInFallback() {
-    return askTablesInFallback.get();
+  /** Ask changes built after the core fell back: must stay 0. */
+  int askChangesBuiltInFallback() {
+    return askRowsInFallback.get();
   }
 
   /** Whether the armed fault has struck (scheduler-side faults strike once the offer is due). */
@@ -89,15 +93,15 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
   }
 
   @Override
-  ArrayNode askTable(RackwiseAppAttempt app) {
+  Event asksChangedEvent(RackwiseAppAttempt attempt, List<SchedulerRequestKey> keys) {
     if (!isNativeActive()) {
-      askTablesInFallback.incrementAndGet();
+      askRowsInFallback.incrementAndGet();
     }
     // The count reaches 0 as the due offer's call returns; the offer after it encodes asks.
     if (strikes(Fault.ENCODE)) {
-      throw new IllegalStateException(MARKER + ": ask table");
+      throw new IllegalStateException(MARKER + ": ask rows");
     }
-    return super.askTable(app);
+    return super.asksChangedEvent(attempt, keys);
   }
 
   @Override
@@ -145,20 +149,23 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
           return new byte[] {(byte) 0xde, (byte) 0xad, 0, 'x', '{'};
         case UNKNOWN_APP:
           fired = true;
-          return plan("application_1_9999", 20, "node_local");
+          return plan("application_1_9999", 20, Locality.LOCALITY_NODE_LOCAL_VALUE);
         case UNKNOWN_PRIORITY:
           fired = true;
-          return plan(knownApp, 7, "node_local");
+          return plan(knownApp, 7, Locality.LOCALITY_NODE_LOCAL_VALUE);
         case BAD_LOCALITY:
           fired = true;
-          return plan(knownApp, 20, "sideways");
+          // A number no Locality has.
+          return plan(knownApp, 20, 42);
         case LOG_RECORDS:
           fired = true;
-          return withExtra(real.offer(request), "logs", JSON.createObjectNode()
-              .put("level", "error").put("target", "injected").put("message", MARKER));
+          return parse(real.offer(request)).toBuilder().addLogs(LogRecord.newBuilder()
+              .setLevel(LogLevel.LOG_LEVEL_ERROR).setTarget("injected").setMessage(MARKER))
+              .build().toByteArray();
         case LEARNED:
-          return withExtra(real.offer(request), "learned", JSON.createObjectNode()
-              .put("job_name", "injected").put("ratio", 1.5).put("runs", 1));
+          return parse(real.offer(request)).toBuilder().addLearned(
+              io.rackwise.wire.v1.LearnedRatio.newBuilder().setJobName("injected").setRatio(1.5)
+                  .setRuns(1)).build().toByteArray();
         case BLOCK:
           fired = true;
           try {
@@ -185,30 +192,30 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
 
     private void rememberAnApp(byte[] request) {
       try {
-        for (JsonNode event : JSON.readTree(request).path("events")) {
-          if (event.path("type").asText().equals("app_added")) {
-            knownApp = event.path("app").asText();
+        for (Event event : OfferRequest.parseFrom(request).getEventsList()) {
+          if (event.hasAppAdded()) {
+            knownApp = event.getAppAdded().getApp();
           }
         }
-      } catch (IOException e) {
+      } catch (InvalidProtocolBufferException e) {
         throw new UncheckedIOException(e);
       }
     }
 
-    private byte[] plan(String app, int priority, String locality) {
-      return ("{\"plan\":{\"queues\":[{\"queue\":\"root.sw\",\"steered\":[\"" + app + "\"],"
-          + "\"entries\":[{\"app\":\"" + app + "\",\"priority\":" + priority + ",\"locality\":\""
-          + locality + "\",\"reason\":\"injected\"}]}]},\"learned\":[],\"diagnostics\":"
-          + "{\"rack\":null,\"rack_utilization\":0,\"rack_saturated\":false,\"starved\":[]},"
-          + "\"logs\":[]}").getBytes(StandardCharsets.UTF_8);
+    private byte[] plan(String app, int priority, int locality) {
+      return OfferResponse.newBuilder()
+          .setPlan(Plan.newBuilder().addQueues(QueuePlan.newBuilder().setQueue("root.sw")
+              .addSteered(app).addEntries(PlanEntry.newBuilder().setApp(app)
+                  .setPriority(priority).setLocalityValue(locality).setReason("injected"))))
+          .setDiagnostics(Diagnostics.newBuilder().setRackUtilization(0)
+              .setRackSaturated(false))
+          .build().toByteArray();
     }
 
-    private byte[] withExtra(byte[] response, String field, ObjectNode element) {
+    private OfferResponse parse(byte[] response) {
       try {
-        ObjectNode document = (ObjectNode) JSON.readTree(response);
-        ((ArrayNode) document.withArray(field)).add(element);
-        return JSON.writeValueAsBytes(document);
-      } catch (IOException e) {
+        return OfferResponse.parseFrom(response);
+      } catch (InvalidProtocolBufferException e) {
         throw new UncheckedIOException(e);
       }
     }

@@ -93,7 +93,7 @@ class FaultInjectionTest {
       assertEquals(1, errors.size(), "logged once: " + errors);
       assertTrue(errors.get(0).contains("failed while " + fault.stage), errors.get(0));
       assertEquals(0, scheduler.decisionCore().queuedEvents(), "no events queued in fallback");
-      assertEquals(0, scheduler.askTablesBuiltInFallback(), "no ask tables in fallback");
+      assertEquals(0, scheduler.askChangesBuiltInFallback(), "no ask changes in fallback");
       finishAll(cluster, jobs);
     }
   }

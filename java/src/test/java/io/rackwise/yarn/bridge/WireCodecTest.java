@@ -1,0 +1,214 @@
+package io.rackwise.yarn.bridge;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rackwise.wire.v1.Diagnostics;
+import io.rackwise.wire.v1.Event;
+import io.rackwise.wire.v1.LearnedRatio;
+import io.rackwise.wire.v1.Locality;
+import io.rackwise.wire.v1.LogLevel;
+import io.rackwise.wire.v1.LogRecord;
+import io.rackwise.wire.v1.OfferRequest;
+import io.rackwise.wire.v1.OfferResponse;
+import io.rackwise.wire.v1.Plan;
+import io.rackwise.wire.v1.PlanEntry;
+import io.rackwise.wire.v1.QueuePlan;
+import io.rackwise.wire.v1.QueueWeight;
+import io.rackwise.yarn.nativecore.NativeProtocolException;
+import java.util.List;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.ResourceUtilization;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
+import org.junit.jupiter.api.Test;
+import org.slf4j.event.Level;
+
+class WireCodecTest {
+  private static final Resource TASK = Resource.newInstance(1024, 1);
+
+  /** A response with every field set, as the core sends it. */
+  private static OfferResponse.Builder fullResponse() {
+    return OfferResponse.newBuilder()
+        .setPlan(Plan.newBuilder().addQueues(QueuePlan.newBuilder().setQueue("root.sw")
+            .addSteered("app_1").addSteered("app_2")
+            .addEntries(PlanEntry.newBuilder().setApp("app_1").setPriority(20)
+                .setLocality(Locality.LOCALITY_NODE_LOCAL).setReason("nass:node-local-map"))
+            .addEntries(PlanEntry.newBuilder().setApp("app_2").setPriority(10)
+                .setLocality(Locality.LOCALITY_OFF_SWITCH).setReason("sarp:reduce"))))
+        .addLearned(LearnedRatio.newBuilder().setJobName("etl").setRatio(0.5).setRuns(3))
+        .setDiagnostics(Diagnostics.newBuilder().setRack("/r1").setRackUtilization(0.25)
+            .setRackSaturated(false).addStarved("app_3"))
+        .addLogs(LogRecord.newBuilder().setLevel(LogLevel.LOG_LEVEL_WARN)
+            .setTarget("rackwise_core::state").setMessage("feed figure ignored"))
+        .addQueueWeights(QueueWeight.newBuilder().setQueue("root.sw").setWeight(2.5));
+  }
+
+  @Test
+  void aFullResponseIsReadIntoThePlanAndTheRest() {
+    WireResponse response = WireCodec.decodeResponse(fullResponse().build().toByteArray());
+
+    OfferPlan plan = response.plan();
+    assertTrue(plan.steers("app_1") && plan.steers("app_2"));
+    assertFalse(plan.steers("app_3"));
+    OfferPlan.Entry head = plan.head("app_2", entry -> true);
+    assertEquals("app_1", head.app());
+    assertEquals(20, head.priority());
+    assertEquals(NodeType.NODE_LOCAL, head.locality());
+    plan.markFailed(head);
+    OfferPlan.Entry next = plan.head("app_2", entry -> true);
+    assertEquals("app_2", next.app());
+    assertEquals(NodeType.OFF_SWITCH, next.locality());
+    assertEquals("sarp:reduce", next.reason());
+
+    assertEquals(List.of(new io.rackwise.yarn.state.LearnedRatio("etl", 0.5, 3)),
+        response.learned());
+    assertEquals(new WireResponse.Diagnostics("/r1", 0.25, false, List.of("app_3")),
+        response.diagnostics());
+    assertEquals(List.of(new WireResponse.LogLine(Level.WARN, "rackwise_core::state",
+        "feed figure ignored")), response.logs());
+    assertEquals(List.of(new WireResponse.QueueWeight("root.sw", 2.5)), response.queueWeights());
+  }
+
+  @Test
+  void aResponseForAnUnknownNodeHasNoRackAndAnEmptyPlan() {
+    OfferResponse unknownNode = OfferResponse.newBuilder().setPlan(Plan.getDefaultInstance())
+        .setDiagnostics(Diagnostics.newBuilder().setRackUtilization(0).setRackSaturated(false))
+        .build();
+    WireResponse response = WireCodec.decodeResponse(unknownNode.toByteArray());
+    assertTrue(response.plan().isEmpty());
+    assertNull(response.diagnostics().rack());
+  }
+
+  private static void refused(String field, String reason,
+      UnaryOperator<OfferResponse.Builder> breakIt) {
+    byte[] bytes = breakIt.apply(fullResponse()).build().toByteArray();
+    NativeProtocolException e = assertThrows(NativeProtocolException.class,
+        () -> WireCodec.decodeResponse(bytes), field);
+    assertTrue(e.getMessage().startsWith("rackwise.wire.v1." + field + " "), e.getMessage());
+    assertTrue(e.getMessage().contains(reason), e.getMessage());
+  }
+
+  private static final String MISSING = "is missing (required)";
+  private static final String EMPTY = "is empty (required";
+
+  @Test
+  void everyRequiredFieldOfTheResponseIsChecked() {
+    refused("OfferResponse.plan", MISSING, r -> r.clearPlan());
+    refused("OfferResponse.diagnostics", MISSING, r -> r.clearDiagnostics());
+    refused("OfferResponse.plan.queues[0].queue", EMPTY,
+        r -> r.setPlan(r.getPlan().toBuilder().setQueues(0,
+            r.getPlan().getQueues(0).toBuilder().clearQueue())));
+    refused("OfferResponse.plan.queues[0].steered[1]", EMPTY,
+        r -> r.setPlan(r.getPlan().toBuilder().setQueues(0,
+            r.getPlan().getQueues(0).toBuilder().setSteered(1, ""))));
+    refused("OfferResponse.plan.queues[0].entries[1].app", EMPTY,
+        r -> withEntry(r, 1, e -> e.clearApp()));
+    refused("OfferResponse.plan.queues[0].entries[1].priority", MISSING,
+        r -> withEntry(r, 1, e -> e.clearPriority()));
+    refused("OfferResponse.plan.queues[0].entries[0].locality", "LOCALITY_UNSPECIFIED",
+        r -> withEntry(r, 0, e -> e.setLocality(Locality.LOCALITY_UNSPECIFIED)));
+    refused("OfferResponse.plan.queues[0].entries[0].locality", "unknown value",
+        r -> withEntry(r, 0, e -> e.setLocalityValue(9)));
+    refused("OfferResponse.learned[0].job_name", EMPTY,
+        r -> r.setLearned(0, r.getLearned(0).toBuilder().clearJobName()));
+    refused("OfferResponse.learned[0].ratio", MISSING,
+        r -> r.setLearned(0, r.getLearned(0).toBuilder().clearRatio()));
+    refused("OfferResponse.learned[0].runs", MISSING,
+        r -> r.setLearned(0, r.getLearned(0).toBuilder().clearRuns()));
+    refused("OfferResponse.diagnostics.rack_utilization", MISSING,
+        r -> r.setDiagnostics(r.getDiagnostics().toBuilder().clearRackUtilization()));
+    refused("OfferResponse.diagnostics.rack_saturated", MISSING,
+        r -> r.setDiagnostics(r.getDiagnostics().toBuilder().clearRackSaturated()));
+    refused("OfferResponse.diagnostics.starved[0]", EMPTY,
+        r -> r.setDiagnostics(r.getDiagnostics().toBuilder().setStarved(0, "")));
+    refused("OfferResponse.logs[0].level", "LOG_LEVEL_UNSPECIFIED",
+        r -> r.setLogs(0, r.getLogs(0).toBuilder().setLevel(LogLevel.LOG_LEVEL_UNSPECIFIED)));
+    refused("OfferResponse.logs[0].level", "unknown value",
+        r -> r.setLogs(0, r.getLogs(0).toBuilder().setLevelValue(42)));
+    refused("OfferResponse.queue_weights[0].queue", EMPTY,
+        r -> r.setQueueWeights(0, r.getQueueWeights(0).toBuilder().clearQueue()));
+    refused("OfferResponse.queue_weights[0].weight", MISSING,
+        r -> r.setQueueWeights(0, r.getQueueWeights(0).toBuilder().clearWeight()));
+    refused("OfferResponse.queue_weights[0].weight", "a finite weight >= 0",
+        r -> r.setQueueWeights(0, r.getQueueWeights(0).toBuilder().setWeight(-1)));
+    refused("OfferResponse.queue_weights[0].weight", "a finite weight >= 0",
+        r -> r.setQueueWeights(0, r.getQueueWeights(0).toBuilder().setWeight(Double.NaN)));
+  }
+
+  private static OfferResponse.Builder withEntry(OfferResponse.Builder response, int index,
+      UnaryOperator<PlanEntry.Builder> change) {
+    QueuePlan queue = response.getPlan().getQueues(0);
+    return response.setPlan(response.getPlan().toBuilder().setQueues(0,
+        queue.toBuilder().setEntries(index, change.apply(queue.getEntries(index).toBuilder()))));
+  }
+
+  @Test
+  void bytesThatAreNoResponseAreRefused() {
+    NativeProtocolException e = assertThrows(NativeProtocolException.class,
+        () -> WireCodec.decodeResponse(new byte[] {(byte) 0x0a, 0x05, 'a', 'b'}));
+    assertTrue(e.getMessage().startsWith("rackwise.wire.v1.OfferResponse cannot be decoded"),
+        e.getMessage());
+  }
+
+  @Test
+  void theBuildersRefuseMissingIdsNamingTheField() {
+    assertRefused("rackwise.wire.v1.AppAdded.app is null",
+        () -> WireCodec.appAdded(null, "n", "u", "root.q", "MAPREDUCE", null, 1));
+    assertRefused("rackwise.wire.v1.AppAdded.queue is empty",
+        () -> WireCodec.appAdded("app_1", "n", "u", "", "MAPREDUCE", null, 1));
+    assertRefused("rackwise.wire.v1.NodeAdded.rack is empty",
+        () -> WireCodec.nodeAdded("h1:1", "h1", "", TASK));
+    assertRefused("rackwise.wire.v1.ContainerAllocated.container is null",
+        () -> WireCodec.containerAllocated("app_1", null, "h1:1", 20, NodeType.NODE_LOCAL,
+            TASK, 1));
+    assertRefused("rackwise.wire.v1.NodeOffer.node is empty",
+        () -> WireCodec.offerRequest(1, List.of(), "", TASK, null));
+    assertRefused("rackwise.wire.v1.HostFigures of h1 carries no figure",
+        () -> WireCodec.hostFigures("h1", 1, null, null, null, null));
+    assertRefused("rackwise.wire.v1.AskRow.any is -1",
+        () -> WireCodec.askRow(20, -1, TASK, Map.of(), Map.of()));
+  }
+
+  private static void assertRefused(String start, Runnable build) {
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, build::run);
+    assertTrue(e.getMessage().startsWith(start), e.getMessage());
+  }
+
+  @Test
+  void anAppWithoutNameUserTypeOrTagsIsSentWithEmptyOnes() {
+    Event event = WireCodec.appAdded("app_1", null, null, "root.q", null, null, 7);
+    assertEquals("", event.getAppAdded().getName());
+    assertEquals("", event.getAppAdded().getAppType());
+    assertEquals(0, event.getAppAdded().getTagsCount());
+    assertTrue(event.getAppAdded().hasSubmitMs());
+  }
+
+  @Test
+  void theRequestCarriesTheNodeItsUtilizationAndEveryRequiredNumber() {
+    OfferRequest request = WireCodec.offerRequest(5, List.of(WireCodec.nodeRemoved("h9:1")),
+        "h1:1", Resource.newInstance(2048, 2), ResourceUtilization.newInstance(512, 0, 1.5f));
+    assertTrue(request.hasNowMs());
+    assertEquals(5, request.getNowMs());
+    assertEquals("h9:1", request.getEvents(0).getNodeRemoved().getNode());
+    assertEquals(2048, request.getNode().getUnallocated().getMemoryMb());
+    assertTrue(request.getNode().getUnallocated().hasVcores());
+    assertEquals(512, request.getNode().getUtilization().getPmemMb());
+    assertEquals(1.5, request.getNode().getUtilization().getCpu(), 1e-9);
+    assertFalse(WireCodec.offerRequest(5, List.of(), "h1:1", TASK, null).getNode()
+        .hasUtilization());
+  }
+
+  @Test
+  void aRowWithNothingOutstandingRemovesThePriorityAndSendsNothingElse() {
+    var removal = WireCodec.askRow(20, 0, TASK, Map.of("/r1", 1), Map.of("h1", 1));
+    assertTrue(removal.hasPriority() && removal.hasAny());
+    assertEquals(0, removal.getAny());
+    assertFalse(removal.hasResources());
+    assertEquals(0, removal.getHostsCount() + removal.getRacksCount());
+  }
+}

@@ -1,0 +1,103 @@
+//! Protocol → wire: the core's answer to an offer.
+
+use crate::error::WireError;
+use crate::v1;
+use prost::Message;
+use rackwise_core::protocol::{Locality, LogRecord, OfferResponse};
+
+/// Converts and encodes an `OfferResponse`.
+pub fn encode_offer_response(response: &OfferResponse) -> Result<Vec<u8>, WireError> {
+    Ok(offer_response(response)?.encode_to_vec())
+}
+
+/// Converts the core's response to the wire message. Fails only on a log record whose level
+/// is none of the five the wire knows.
+pub fn offer_response(response: &OfferResponse) -> Result<v1::OfferResponse, WireError> {
+    let plan = v1::Plan {
+        queues: response
+            .plan
+            .queues
+            .iter()
+            .map(|queue| v1::QueuePlan {
+                queue: queue.queue.to_string(),
+                steered: queue.steered.iter().map(|app| app.0.to_string()).collect(),
+                entries: queue
+                    .entries
+                    .iter()
+                    .map(|entry| v1::PlanEntry {
+                        app: entry.app.0.to_string(),
+                        priority: Some(entry.priority.0),
+                        locality: locality(entry.locality) as i32,
+                        reason: entry.reason.to_string(),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    };
+    let diagnostics = &response.diagnostics;
+    Ok(v1::OfferResponse {
+        plan: Some(plan),
+        learned: response
+            .learned
+            .iter()
+            .map(|ratio| v1::LearnedRatio {
+                job_name: ratio.job_name.clone(),
+                ratio: Some(ratio.ratio),
+                runs: Some(ratio.runs),
+            })
+            .collect(),
+        diagnostics: Some(v1::Diagnostics {
+            rack: diagnostics.rack.as_ref().map(|rack| rack.0.to_string()),
+            rack_utilization: Some(diagnostics.rack_utilization),
+            rack_saturated: Some(diagnostics.rack_saturated),
+            starved: diagnostics
+                .starved
+                .iter()
+                .map(|app| app.0.to_string())
+                .collect(),
+        }),
+        logs: response
+            .logs
+            .iter()
+            .enumerate()
+            .map(|(i, record)| log_record(record, i))
+            .collect::<Result<_, _>>()?,
+        queue_weights: response
+            .queue_weights
+            .iter()
+            .map(|weight| v1::QueueWeight {
+                queue: weight.queue.clone(),
+                weight: Some(weight.weight),
+            })
+            .collect(),
+    })
+}
+
+fn locality(locality: Locality) -> v1::Locality {
+    match locality {
+        Locality::NodeLocal => v1::Locality::NodeLocal,
+        Locality::RackLocal => v1::Locality::RackLocal,
+        Locality::OffSwitch => v1::Locality::OffSwitch,
+    }
+}
+
+fn log_record(record: &LogRecord, index: usize) -> Result<v1::LogRecord, WireError> {
+    let level = match record.level.as_str() {
+        "error" => v1::LogLevel::Error,
+        "warn" => v1::LogLevel::Warn,
+        "info" => v1::LogLevel::Info,
+        "debug" => v1::LogLevel::Debug,
+        "trace" => v1::LogLevel::Trace,
+        other => {
+            return Err(WireError::new(
+                format!("OfferResponse.logs[{index}].level"),
+                format!("cannot carry '{other}' (one of error, warn, info, debug, trace)"),
+            ))
+        }
+    };
+    Ok(v1::LogRecord {
+        level: level as i32,
+        target: record.target.clone(),
+        message: record.message.clone(),
+    })
+}
