@@ -135,11 +135,8 @@ public class HeartbeatBenchmark {
     // No AMs to poll: the apps are MockAMs.
     conf.setBoolean("yarn.scheduler.rackwise.stats.enabled", false);
     conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
-    // Nodes and AMs heartbeat only when the set-up says so: keep them from expiring.
-    conf.setLong(YarnConfiguration.RM_NM_EXPIRY_INTERVAL_MS, TimeUnit.HOURS.toMillis(10));
-    conf.setLong(YarnConfiguration.RM_AM_EXPIRY_INTERVAL_MS, TimeUnit.HOURS.toMillis(10));
-    conf.setLong(YarnConfiguration.RM_CONTAINER_ALLOC_EXPIRY_INTERVAL_MS,
-        TimeUnit.HOURS.toMillis(10));
+    // Nodes and AMs heartbeat only in the set-up; the RM's liveness monitors (10 min by
+    // default) outlast a fork of this benchmark.
     conf.setClass(CommonConfigurationKeysPublic.NET_TOPOLOGY_NODE_SWITCH_MAPPING_IMPL_KEY,
         StaticMapping.class, DNSToSwitchMapping.class);
     List<String> hosts = new ArrayList<>();
@@ -171,10 +168,13 @@ public class HeartbeatBenchmark {
           .withAppType("MAPREDUCE").build());
       fairScheduler.update();
       MockAM am = MockRM.launchAndRegisterAM(app, rm, managers.get(a % managers.size()));
-      SteadyApp steady = new SteadyApp(am, List.of(
-          askTable(am, random, a, MAPS), askTable(am, random, a, MAPS + 1)));
-      apps.put(app.getApplicationId(), steady);
-      steady.resendAsks();
+      apps.put(app.getApplicationId(), new SteadyApp(am, List.of(
+          askTable(am, random, a, MAPS), askTable(am, random, a, MAPS + 1))));
+    }
+    // Once every AM runs: with one container per heartbeat, a heartbeat that launches an AM
+    // would otherwise place an earlier app's map instead.
+    for (SteadyApp app : apps.values()) {
+      app.resendAsks();
     }
     rm.drainEvents();
     fairScheduler.update();
