@@ -15,6 +15,7 @@ import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.net.DNSToSwitchMapping;
 import org.apache.hadoop.net.StaticMapping;
 import org.apache.hadoop.security.SecurityUtil;
+import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -149,6 +150,9 @@ public class HeartbeatBenchmark {
     SecurityUtil.setTokenServiceUseIp(false);
 
     rm = new MockRM(conf);
+    // MockRM turns the root logger to DEBUG for tests; a live RM logs at INFO, and what the
+    // scheduler logs per heartbeat at DEBUG would be measured with it.
+    GenericTestUtils.setRootLogLevel(org.slf4j.event.Level.WARN);
     rm.start();
     fairScheduler = (FairScheduler) rm.getResourceScheduler();
     List<MockNM> managers = new ArrayList<>();
