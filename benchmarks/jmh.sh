@@ -11,9 +11,12 @@ root=$(cd "$module/.." && pwd)
 if [ -z "${RACKWISE_BENCH_NO_BUILD:-}" ]; then
   (cd "$root" && mvn -B -q -pl benchmarks -am -DskipTests package)
 fi
-# JMH starts its forks with this JVM's flags, the JDK 17 ones included.
+# Names for up to 5,000 simulated nodes (the benchmark's largest `nodes` in BENCHMARK.md).
+hosts="$module/target/jmh-hosts"
+"$module/hosts.sh" 5000 "$hosts"
+# JMH starts its forks with this JVM's flags, the JDK 17 ones and the hosts file included.
 # shellcheck disable=SC2046 # the JDK flags are separate words
-exec java $(cat "$module/target/jvm/opens.txt") \
+exec java $(cat "$module/target/jvm/opens.txt") -Djdk.net.hosts.file="$hosts" \
   -Dlog4j.configuration="file:$module/sls/log4j.properties" \
   -cp "$module/target/classes:$(cat "$module/target/classpath.txt")" \
   org.openjdk.jmh.Main HeartbeatBenchmark "$@"

@@ -28,18 +28,8 @@ name="$nodes-$scheduler"
 out="$module/target/sls/$name"
 rm -rf "$out"
 mkdir -p "$out"
-# The simulated hosts have no DNS entries, and the RM resolves each NodeManager's name as it
-# registers: answered by a resolver timing out, that takes minutes. The JDK reads this file
-# instead of asking DNS (names SlsComparison gives: r<rack>n<node>, racks of 20).
 hosts="$out/hosts"
-{
-  echo "127.0.0.1 localhost $(hostname)"
-  i=0
-  while [ "$i" -lt "$nodes" ]; do
-    echo "127.0.0.1 r$((i / 20))n$((i % 20))"
-    i=$((i + 1))
-  done
-} > "$hosts"
+"$module/hosts.sh" "$nodes" "$hosts"
 # shellcheck disable=SC2046 # the JDK flags are separate words
 exec java $(cat "$module/target/jvm/opens.txt") -Xmx4g -Djdk.net.hosts.file="$hosts" \
   -Dlog4j.configuration="file:$module/sls/log4j.properties" \

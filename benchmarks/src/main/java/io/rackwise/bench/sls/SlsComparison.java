@@ -10,10 +10,12 @@ import java.util.Collections;
 import java.util.Locale;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
+import io.rackwise.yarn.metrics.RackwiseMetrics;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.security.SecurityUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairSchedulerConfiguration;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.RackwiseFairScheduler;
 import org.apache.hadoop.yarn.sls.SLSRunner;
 import org.apache.hadoop.yarn.sls.appmaster.MRAMSimulator;
 import org.apache.hadoop.yarn.sls.conf.SLSConfiguration;
@@ -40,7 +42,7 @@ public final class SlsComparison {
   private static final int QUEUES = 10;
   private static final long SUBMIT_WINDOW_MS = 60_000;
   private static final long FIRST_WINDOW_NANOS = TimeUnit.SECONDS.toNanos(120);
-  private static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(60);
+  private static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(90);
   private static final long RUN_LIMIT_NANOS = TimeUnit.MINUTES.toNanos(30);
 
   private SlsComparison() {}
@@ -107,31 +109,44 @@ public final class SlsComparison {
         nodeFile.toString(), slsOutput.toString(), Collections.emptySet(), false);
     long started = System.nanoTime();
     runner.start();
-    // SLS 3.4.3 sometimes loses a job (its AM container reported lost), which then never
-    // finishes: the run ends when every job is done or none finished for STALL_NANOS.
-    int remaining = runner.getRemainingApps();
+    // Jobs are counted as the scheduler sees their apps leave: SLS 3.4.3's own count of
+    // remaining apps stays at the job count. A job SLS loses (its AM container reported lost)
+    // never finishes, so the run ends when every job is done, or when jobs have finished and
+    // no other did for STALL_NANOS.
+    NodeUpdateTimes times = NodeUpdateTimes.RECORDED;
+    int finished = 0;
     long lastFinished = System.nanoTime();
-    while (remaining > 0 && System.nanoTime() - lastFinished < STALL_NANOS
+    while (finished < jobs && (finished == 0 || System.nanoTime() - lastFinished < STALL_NANOS)
         && System.nanoTime() - started < RUN_LIMIT_NANOS) {
       TimeUnit.SECONDS.sleep(1);
-      int now = runner.getRemainingApps();
-      if (now != remaining) {
-        remaining = now;
+      int now = times.appsRemoved();
+      if (now != finished) {
+        finished = now;
         lastFinished = System.nanoTime();
       }
     }
-    int unfinished = remaining;
+    int unfinished = jobs - finished;
     double elapsedSeconds = (lastFinished - started) / 1e9;
 
-    NodeUpdateTimes times = NodeUpdateTimes.RECORDED;
-    System.out.printf(Locale.ROOT, "%nSLS %d nodes, %d jobs, scheduler %s%s: %s, the last at %.0f s%n",
+    System.out.printf(Locale.ROOT,
+        "%nSLS %d nodes, %d jobs, scheduler %s%s: %s, the last %.0f s after SLS started%n",
         nodes, jobs, scheduler, scheduler.equals("rackwise") ? " (" + policy + ")" : "",
         unfinished == 0 ? "all jobs done" : unfinished + " jobs unfinished (none finished in the "
-            + "last 60 s)", elapsedSeconds);
+            + "last 90 s)", elapsedSeconds);
     System.out.println("| window | NODE_UPDATEs | s | updates/s | mean us | p50 us | p99 us |");
     System.out.println("|---|---|---|---|---|---|---|");
     print("first 120 s", times.window(FIRST_WINDOW_NANOS, lastFinished));
     print("whole run (to the last job done)", times.window(Long.MAX_VALUE, lastFinished));
+    if (times.scheduler() instanceof RackwiseFairScheduler) {
+      // Proof that the native path steered, not the fallback.
+      RackwiseFairScheduler rackwise = (RackwiseFairScheduler) times.scheduler();
+      RackwiseMetrics metrics = rackwise.getRackwiseMetrics();
+      System.out.printf(Locale.ROOT, "rackwise: native active %s, offers %d, steered offers %d, "
+          + "vetoes %d, steered containers %d, fallback offers %d, native failures %d%n",
+          rackwise.isNativeActive(), metrics.getOffers(), metrics.getSteeredOffers(),
+          metrics.getVetoes(), metrics.getSteeredContainers(), metrics.getFallbackOffers(),
+          metrics.getNativeFailures());
+    }
     System.out.flush();
     // SLS's runner threads and the RM do not all stop on request; the figures are out.
     System.exit(0);

@@ -1,10 +1,12 @@
 package org.apache.hadoop.yarn.sls.scheduler;
 
 import java.util.Arrays;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler;
 
 /**
  * Every NODE_UPDATE the scheduler handled: when it started (ns since the first) and how long the
- * scheduler took. Written by the scheduler's event thread only; read once the run is over.
+ * scheduler took; and how many apps it has seen leave (SLS 3.4.3's own count of remaining apps
+ * does not go down as its jobs finish). Written by the scheduler's event thread.
  */
 public final class NodeUpdateTimes {
   /** One simulation per JVM (SLS keeps static state), so one recorder. */
@@ -14,6 +16,27 @@ public final class NodeUpdateTimes {
   private long[] startedNanos = new long[1 << 16];
   private long[] tookNanos = new long[1 << 16];
   private int count;
+  private int appsRemoved;
+  private volatile FairScheduler scheduler;
+
+  /** The scheduler of the run, for its own counters once the run is over. */
+  void recordScheduler(FairScheduler scheduler) {
+    this.scheduler = scheduler;
+  }
+
+  public FairScheduler scheduler() {
+    return scheduler;
+  }
+
+  /** An app left the scheduler (finished, failed or killed). */
+  synchronized void appRemoved() {
+    appsRemoved++;
+  }
+
+  /** How many apps left the scheduler so far. */
+  public synchronized int appsRemoved() {
+    return appsRemoved;
+  }
 
   synchronized void record(long started, long took) {
     if (firstNanos < 0) {

@@ -39,6 +39,7 @@ final class SlsWrapperHooks {
   SlsWrapperHooks(FairScheduler scheduler) {
     this.scheduler = scheduler;
     this.commons = new SLSSchedulerCommons(scheduler);
+    NodeUpdateTimes.RECORDED.recordScheduler(scheduler);
   }
 
   private static Field applicationTypeField() {
@@ -77,6 +78,9 @@ final class SlsWrapperHooks {
   void propagate(SchedulerEvent event, Consumer<SchedulerEvent> schedulerHandle) {
     if (event.getType() != SchedulerEventType.NODE_UPDATE) {
       schedulerHandle.accept(event);
+      if (event.getType() == SchedulerEventType.APP_REMOVED) {
+        NodeUpdateTimes.RECORDED.appRemoved();
+      }
       return;
     }
     long started = System.nanoTime();

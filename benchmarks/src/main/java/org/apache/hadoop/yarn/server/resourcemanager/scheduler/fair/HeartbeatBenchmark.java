@@ -15,6 +15,7 @@ import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
 import org.apache.hadoop.net.DNSToSwitchMapping;
 import org.apache.hadoop.net.StaticMapping;
 import org.apache.hadoop.security.SecurityUtil;
+import org.apache.hadoop.test.GenericTestUtils;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -135,11 +136,8 @@ public class HeartbeatBenchmark {
     // No AMs to poll: the apps are MockAMs.
     conf.setBoolean("yarn.scheduler.rackwise.stats.enabled", false);
     conf.setLong(YarnConfiguration.RM_WORK_PRESERVING_RECOVERY_SCHEDULING_WAIT_MS, 0);
-    // Nodes and AMs heartbeat only when the set-up says so: keep them from expiring.
-    conf.setLong(YarnConfiguration.RM_NM_EXPIRY_INTERVAL_MS, TimeUnit.HOURS.toMillis(10));
-    conf.setLong(YarnConfiguration.RM_AM_EXPIRY_INTERVAL_MS, TimeUnit.HOURS.toMillis(10));
-    conf.setLong(YarnConfiguration.RM_CONTAINER_ALLOC_EXPIRY_INTERVAL_MS,
-        TimeUnit.HOURS.toMillis(10));
+    // Nodes and AMs heartbeat only in the set-up; the RM's liveness monitors (10 min by
+    // default) outlast a fork of this benchmark.
     conf.setClass(CommonConfigurationKeysPublic.NET_TOPOLOGY_NODE_SWITCH_MAPPING_IMPL_KEY,
         StaticMapping.class, DNSToSwitchMapping.class);
     List<String> hosts = new ArrayList<>();
@@ -152,6 +150,9 @@ public class HeartbeatBenchmark {
     SecurityUtil.setTokenServiceUseIp(false);
 
     rm = new MockRM(conf);
+    // MockRM turns the root logger to DEBUG for tests; a live RM logs at INFO, and what the
+    // scheduler logs per heartbeat at DEBUG would be measured with it.
+    GenericTestUtils.setRootLogLevel(org.slf4j.event.Level.WARN);
     rm.start();
     fairScheduler = (FairScheduler) rm.getResourceScheduler();
     List<MockNM> managers = new ArrayList<>();
@@ -171,10 +172,13 @@ public class HeartbeatBenchmark {
           .withAppType("MAPREDUCE").build());
       fairScheduler.update();
       MockAM am = MockRM.launchAndRegisterAM(app, rm, managers.get(a % managers.size()));
-      SteadyApp steady = new SteadyApp(am, List.of(
-          askTable(am, random, a, MAPS), askTable(am, random, a, MAPS + 1)));
-      apps.put(app.getApplicationId(), steady);
-      steady.resendAsks();
+      apps.put(app.getApplicationId(), new SteadyApp(am, List.of(
+          askTable(am, random, a, MAPS), askTable(am, random, a, MAPS + 1))));
+    }
+    // Once every AM runs: with one container per heartbeat, a heartbeat that launches an AM
+    // would otherwise place an earlier app's map instead.
+    for (SteadyApp app : apps.values()) {
+      app.resendAsks();
     }
     rm.drainEvents();
     fairScheduler.update();
