@@ -39,7 +39,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>The fallback net: any failure on the native path, at any stage (loading the library,
  * building the engine, encoding an event or the offer, the native call, decoding the response,
- * writing the native log records, handing learned ratios over, and, reported by the scheduler
+ * writing the native log records, handing learned ratios over, applying the policies' queue
+ * weights, and, reported by the scheduler
  * through {@link #failed}, checking and applying the plan) is logged once at ERROR naming the
  * stage, counted in {@code NativeFailures}, and turns the core off: every later offer is
  * scheduled by stock FairScheduler until the ResourceManager restarts, and nothing is built for
@@ -64,6 +65,8 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
   private final boolean required;
   private final RackwiseMetrics metrics;
   private final Consumer<List<LearnedRatio>> learnedSink;
+  /** Applies the FairScheduler queue weights the policies set (market policies' output). */
+  private final Consumer<List<WireResponse.QueueWeight>> weightSink;
   private final ConcurrentLinkedQueue<Event> pending = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean failed = new AtomicBoolean();
   private volatile NativeEngine engine;
@@ -72,10 +75,12 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
   private long logLevelReadNanos;
 
   private DecisionCore(boolean required, RackwiseMetrics metrics,
-      Consumer<List<LearnedRatio>> learnedSink) {
+      Consumer<List<LearnedRatio>> learnedSink,
+      Consumer<List<WireResponse.QueueWeight>> weightSink) {
     this.required = required;
     this.metrics = metrics;
     this.learnedSink = learnedSink;
+    this.weightSink = weightSink;
   }
 
   /**
@@ -86,9 +91,10 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
    * @throws NativeCoreException the library is unusable and native is required
    */
   public static DecisionCore start(boolean required, EngineConfig config, RackwiseMetrics metrics,
-      Consumer<List<LearnedRatio>> learnedSink, NativeEngine.Factory factory)
+      Consumer<List<LearnedRatio>> learnedSink,
+      Consumer<List<WireResponse.QueueWeight>> weightSink, NativeEngine.Factory factory)
       throws RackwiseConfigException {
-    DecisionCore core = new DecisionCore(required, metrics, learnedSink);
+    DecisionCore core = new DecisionCore(required, metrics, learnedSink, weightSink);
     NativeLibraryLoader.LoadResult load = NativeLibraryLoader.load();
     if (!load.loaded()) {
       core.failed("loading the native library",
@@ -225,6 +231,10 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
       stage = "handing learned ratios to the learned-history store";
       if (!response.learned().isEmpty()) {
         learnedSink.accept(response.learned());
+      }
+      stage = "applying the policies' queue weights";
+      if (!response.queueWeights().isEmpty()) {
+        weightSink.accept(response.queueWeights());
       }
       metrics.offerDecided(callNanos, !plan.isEmpty(), response.diagnostics().starved().size());
       if (callNanos > SLOW_OFFER_MS * 1_000_000L) {

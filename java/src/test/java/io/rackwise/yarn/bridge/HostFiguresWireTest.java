@@ -49,7 +49,7 @@ class HostFiguresWireTest {
     RackwiseMetrics metrics = RackwiseMetrics.register();
     try (DecisionCore core = DecisionCore.start(true,
         WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test"), metrics,
-        ratios -> { }, recording)) {
+        ratios -> { }, weights -> { }, recording)) {
       Map<HostFigure, Double> all = new EnumMap<>(HostFigure.class);
       all.put(HostFigure.CPU_SPEED, 1.5);
       all.put(HostFigure.NETWORK_UTILIZATION, 0.3);

@@ -46,7 +46,7 @@ class NativeLogLevelTest {
     RackwiseMetrics metrics = RackwiseMetrics.register();
     logger.setLevel(Level.INFO);
     try (CapturedLog captured = CapturedLog.of(NATIVE_LOGGER);
-        DecisionCore core = DecisionCore.start(true, CONFIG, metrics, ratios -> { },
+        DecisionCore core = DecisionCore.start(true, CONFIG, metrics, ratios -> { }, weights -> { },
             NativeEngine.JNI);
         NativeCore raw = NativeCore.open(CONFIG.toByteArray())) {
       offerWithUnknownAsks(core);

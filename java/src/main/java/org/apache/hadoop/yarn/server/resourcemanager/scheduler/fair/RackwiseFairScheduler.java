@@ -4,6 +4,7 @@ import io.rackwise.wire.v1.Event;
 import io.rackwise.yarn.bridge.DecisionCore;
 import io.rackwise.yarn.bridge.OfferPlan;
 import io.rackwise.yarn.bridge.WireCodec;
+import io.rackwise.yarn.bridge.WireResponse;
 import io.rackwise.yarn.config.AllocationFileExtensions;
 import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
 import io.rackwise.yarn.config.RackwiseConfigException;
@@ -20,6 +21,7 @@ import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
@@ -76,6 +78,12 @@ public class RackwiseFairScheduler extends FairScheduler {
   private DecisionCore core;
   /** The allocation configuration our last (re)load followed; a new object means FS reloaded. */
   private AllocationConfiguration followedAllocations;
+  /** Queue weights the policies set, by queue name; read and written under the write lock. */
+  private final Map<String, Float> policyWeights = new HashMap<>();
+  /** Queues named by a policy weight that did not exist when it was applied (warned once). */
+  private final Set<String> policyWeightQueuesMissing = new HashSet<>();
+  /** Whether some policy weight waits for its queue to exist. */
+  private boolean policyWeightsPending;
   /** The plan of the offer being served; read and written only under the scheduler write lock. */
   private OfferPlan currentPlan;
   /** The MapReduce apps: the only ones whose asks the core is told (it steers no other). */
@@ -106,7 +114,7 @@ public class RackwiseFairScheduler extends FairScheduler {
     List<LearnedRatio> learned = history.load();
     followedAllocations = getAllocationConfiguration();
     core = DecisionCore.start(shim.nativeRequired(), engineConfig(conf, learned), metrics,
-        this::learned, engineFactory());
+        this::learned, this::setPolicyWeights, engineFactory());
     if (shim.statsEnabled() && core.isActive()) {
       poller = JobStatsPoller.fromSettings(shim, conf);
     }
@@ -520,8 +528,42 @@ public class RackwiseFairScheduler extends FairScheduler {
 
   @Override
   public void update() {
-    super.update();
+    // First, so that FairScheduler computes fair shares from the policies' weights.
     followAllocationReload();
+    super.update();
+  }
+
+  /**
+   * The weights the core's policies set on FairScheduler queues (a market policy sets each
+   * child's share this way, and FairScheduler's fair shares, work conservation and fair-share
+   * preemption enforce it). Called from the offer, under the write lock.
+   */
+  private void setPolicyWeights(List<WireResponse.QueueWeight> weights) {
+    for (WireResponse.QueueWeight weight : weights) {
+      policyWeights.put(weight.queue(), (float) weight.weight());
+    }
+    installPolicyWeights();
+  }
+
+  /**
+   * Sets every remembered policy weight on its queue. A queue that does not exist (yet) keeps its
+   * weight remembered, is warned about once, and gets it at a later update once it exists.
+   */
+  private void installPolicyWeights() {
+    boolean pending = false;
+    for (Map.Entry<String, Float> weight : policyWeights.entrySet()) {
+      FSQueue queue = getQueueManager().getQueue(weight.getKey());
+      if (queue == null) {
+        pending = true;
+        if (policyWeightQueuesMissing.add(weight.getKey())) {
+          LOG.warn("a Rackwise policy set weight {} on queue {}, which does not exist; it is "
+              + "applied once the queue exists", weight.getValue(), weight.getKey());
+        }
+      } else if (queue.getWeight() != weight.getValue()) {
+        queue.setWeights(weight.getValue());
+      }
+    }
+    policyWeightsPending = pending;
   }
 
   @Override
@@ -535,10 +577,21 @@ public class RackwiseFairScheduler extends FairScheduler {
    * {@code rmadmin -refreshQueues}); each successful reload installs a new
    * AllocationConfiguration object. When that happens we re-read our elements from the same file
    * and hand them to the core; a refused configuration is logged and the last good one stays.
+   * The policies' queue weights are set again, over the configured ones the reload installed.
    */
   private synchronized void followAllocationReload() {
     AllocationConfiguration current = getAllocationConfiguration();
-    if (current == followedAllocations || core == null) {
+    boolean reloaded = current != followedAllocations;
+    // A reload re-reads the configured weights, and a queue a policy weighted may exist by now.
+    writeLock.lock();
+    try {
+      if (reloaded || policyWeightsPending) {
+        installPolicyWeights();
+      }
+    } finally {
+      writeLock.unlock();
+    }
+    if (!reloaded || core == null) {
       return;
     }
     followedAllocations = current;
