@@ -7,10 +7,7 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.rackwise.yarn.nativecore.NativeCore;
-import io.rackwise.yarn.nativecore.NativeProtocolException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -125,13 +122,11 @@ class RackwiseFairSchedulerTest {
 
   /**
    * The same decision from a version-2 feed giving only host figures: rack 1's hosts together
-   * send 950 of its 1000 Mbit/s across racks. Needs a core that accepts {@code host_figures}
-   * events (issue 12); skipped until the library does.
+   * send 950 of its 1000 Mbit/s across racks.
    */
   @Test
   void aVersionTwoFeedOfHostFiguresSaturatingRackOnePutsTheHeavyJobsMapsFirst()
       throws Exception {
-    assumeTrue(coreAcceptsHostFigures(), "the native core does not accept host_figures yet");
     Path feed = workDir.resolve("host-load.json");
     Files.write(feed, ("{\"version\": 2, \"time_ms\": " + System.currentTimeMillis()
         + ", \"hosts\": {\"h1\": {\"cross_rack_mbps\": 500, \"cpu_speed\": 1.0}, "
@@ -151,21 +146,6 @@ class RackwiseFairSchedulerTest {
       cluster.heartbeat("h1", heavy);
       assertEquals(REDUCE, heavy.priorities().get(2));
       assertEquals(0, cluster.rackwise().getRackwiseMetrics().getNativeFailures());
-    }
-  }
-
-  /** Whether this library's core takes a {@code host_figures} event (the feed's version 2). */
-  private static boolean coreAcceptsHostFigures() {
-    byte[] config = "{\"settings\":{},\"queues\":[],\"learned\":[],\"source\":\"probe\"}"
-        .getBytes(StandardCharsets.UTF_8);
-    byte[] request = ("{\"now_ms\":1,\"events\":[{\"type\":\"host_figures\",\"host\":\"h1\","
-        + "\"time_ms\":1,\"cpu_speed\":1.0}],\"node\":{\"node\":\"h1:1\",\"unallocated\":"
-        + "{\"memory_mb\":1024,\"vcores\":1}}}").getBytes(StandardCharsets.UTF_8);
-    try (NativeCore core = NativeCore.open(config)) {
-      core.offer(request);
-      return true;
-    } catch (NativeProtocolException refused) {
-      return false;
     }
   }
 
