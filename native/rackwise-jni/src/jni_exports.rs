@@ -169,6 +169,16 @@ pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_setMaxLogLeve
         .resolve::<ThrowNativeException>()
 }
 
+/// `static native byte[] mapreduceFacts()`
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_mapreduceFacts<'caller>(
+    mut env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+) -> JByteArray<'caller> {
+    env.with_env(|env| guard::run(|| Ok(env.byte_array_from_slice(&ops::mapreduce_facts())?)))
+        .resolve::<ThrowNativeException>()
+}
+
 /// `static native String version()`
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_version<'caller>(

@@ -49,6 +49,12 @@ pub fn set_max_log_level(level: i32) -> Result<(), BoundaryError> {
     Ok(())
 }
 
+/// The MapReduce priorities the core defines, as a `MapReduceFacts` message: the shim takes
+/// them from here rather than defining its own.
+pub fn mapreduce_facts() -> Vec<u8> {
+    rackwise_wire::encode_mapreduce_facts()
+}
+
 /// The library's version, which the Java loader compares with the version it was built for.
 pub fn version() -> &'static str {
     env!("CARGO_PKG_VERSION")

@@ -5,6 +5,21 @@ use crate::v1;
 use prost::Message;
 use rackwise_core::protocol::{Locality, LogRecord, OfferResponse};
 
+/// The core's MapReduce priorities, encoded for the shim (`MapReduceFacts`).
+pub fn encode_mapreduce_facts() -> Vec<u8> {
+    use rackwise_core::mapreduce::{
+        AM_PRIORITY, MAP_PRIORITY, OPPORTUNISTIC_MAP_PRIORITY, REDUCE_PRIORITY, RERUN_MAP_PRIORITY,
+    };
+    v1::MapReduceFacts {
+        am_priority: Some(AM_PRIORITY.0),
+        rerun_map_priority: Some(RERUN_MAP_PRIORITY.0),
+        reduce_priority: Some(REDUCE_PRIORITY.0),
+        opportunistic_map_priority: Some(OPPORTUNISTIC_MAP_PRIORITY.0),
+        map_priority: Some(MAP_PRIORITY.0),
+    }
+    .encode_to_vec()
+}
+
 /// Converts and encodes an `OfferResponse`.
 pub fn encode_offer_response(response: &OfferResponse) -> Result<Vec<u8>, WireError> {
     Ok(offer_response(response)?.encode_to_vec())

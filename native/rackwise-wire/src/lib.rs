@@ -5,7 +5,8 @@
 //! The core itself knows nothing of the wire. What crosses it:
 //! - in: an `EngineConfig` on create and reload ([`decode_engine_config`]) and an
 //!   `OfferRequest` per node offer ([`decode_offer_request`]);
-//! - out: the `OfferResponse` ([`encode_offer_response`]).
+//! - out: the `OfferResponse` ([`encode_offer_response`]), and once, the MapReduce priorities
+//!   the core defines ([`encode_mapreduce_facts`]).
 //!
 //! proto3 has no required fields, so decoding refuses a message that lacks a field the
 //! protocol needs, with a [`WireError`] naming the message, the field and why (see
@@ -21,5 +22,5 @@ pub mod v1 {
 }
 
 pub use decode::{decode_engine_config, decode_offer_request, engine_config, offer_request};
-pub use encode::{encode_offer_response, offer_response};
+pub use encode::{encode_mapreduce_facts, encode_offer_response, offer_response};
 pub use error::WireError;

@@ -102,6 +102,7 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
       return core;
     }
     try {
+      MapReducePriority.load();
       core.engine = factory.open(config.toByteArray());
       core.followNativeLogLevel(System.nanoTime());
       metrics.setNativeActive(true);

@@ -60,6 +60,12 @@ public final class NativeCore implements NativeEngine {
    */
   public static native void setMaxLogLevel(int level);
 
+  /**
+   * The MapReduce ApplicationMaster's request priorities as the core defines them, an encoded
+   * {@code MapReduceFacts} message ({@code MapReducePriority} reads it).
+   */
+  public static native byte[] mapreduceFacts();
+
   /** The library's crate version, compared with the version this jar was built with. */
   public static native String version();
 

@@ -10,9 +10,11 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.rackwise.wire.v1.EngineConfig;
+import io.rackwise.wire.v1.MapReduceFacts;
 import io.rackwise.wire.v1.OfferRequest;
 import io.rackwise.wire.v1.QueueSettings;
 import io.rackwise.wire.v1.RackwiseElement;
+import io.rackwise.yarn.bridge.MapReducePriority;
 import io.rackwise.yarn.bridge.WireCodec;
 import io.rackwise.yarn.bridge.WireResponse;
 import java.util.ArrayList;
@@ -60,6 +62,21 @@ class NativeCoreTest {
     } finally {
       NativeCore.destroy(handle);
     }
+  }
+
+  /**
+   * The shim takes the MapReduce priorities from the core; they must be those Hadoop's
+   * {@code RMContainerAllocator} asks with.
+   */
+  @Test
+  void theCoreGivesTheMapReduceApplicationMastersPriorities() throws Exception {
+    MapReduceFacts facts = MapReduceFacts.parseFrom(NativeCore.mapreduceFacts());
+    assertEquals(List.of(0, 5, 10, 19, 20), List.of(facts.getAmPriority(),
+        facts.getRerunMapPriority(), facts.getReducePriority(),
+        facts.getOpportunisticMapPriority(), facts.getMapPriority()));
+    assertTrue(facts.hasAmPriority(), "0 is sent, not left out as proto3's default");
+    assertEquals(20, MapReducePriority.MAP);
+    assertTrue(MapReducePriority.isTask(19) && !MapReducePriority.isTask(0));
   }
 
   @Test
