@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
 
 /**
  * The yarn-site.xml keys read by the Java shim itself: those under
@@ -20,7 +21,10 @@ public final class ShimSettings {
   public static final String PREFIX = "yarn.scheduler.rackwise.";
   /** A native failure stops the ResourceManager instead of falling back to FairScheduler. */
   public static final String NATIVE_REQUIRED = PREFIX + "native.required";
-  /** Directory for state that must survive a restart (learned shuffle ratios). */
+  /**
+   * Directory for state that must survive a restart (learned shuffle ratios): a local path, or
+   * a Hadoop file system URI ({@code hdfs://...}) shared by the RMs of an HA pair.
+   */
   public static final String STATE_DIR = PREFIX + "state.dir";
   /** Shortest time between two writes of the learned history. */
   public static final String STATE_FLUSH_INTERVAL_MS = PREFIX + "state.flush-interval-ms";
@@ -38,7 +42,7 @@ public final class ShimSettings {
       List.of(PREFIX + "native.", PREFIX + "state.", PREFIX + "stats.", PREFIX + "feed.");
 
   private final boolean nativeRequired;
-  private final Path stateDir;
+  private final org.apache.hadoop.fs.Path stateDir;
   private final long stateFlushIntervalMs;
   private final int learnedMaxEntries;
   private final boolean statsEnabled;
@@ -47,7 +51,7 @@ public final class ShimSettings {
   private final Path feedFile;
   private final long feedPollIntervalMs;
 
-  private ShimSettings(boolean nativeRequired, Path stateDir, long stateFlushIntervalMs,
+  private ShimSettings(boolean nativeRequired, org.apache.hadoop.fs.Path stateDir, long stateFlushIntervalMs,
       int learnedMaxEntries, boolean statsEnabled, long statsPollIntervalMs, int statsTimeoutMs,
       Path feedFile, long feedPollIntervalMs) {
     this.nativeRequired = nativeRequired;
@@ -73,12 +77,12 @@ public final class ShimSettings {
     int timeout = (int) parsePositive(conf, STATS_TIMEOUT_MS, 2000, Integer.MAX_VALUE,
         "a positive whole number of milliseconds", problems);
     long feedInterval = parsePositiveLong(conf, FEED_POLL_INTERVAL_MS, 1000, problems);
-    String dir = conf.getTrimmed(STATE_DIR, "");
+    org.apache.hadoop.fs.Path dir = parseStateDir(conf, problems);
     String feed = conf.getTrimmed(FEED_FILE, "");
     if (!problems.isEmpty()) {
       throw RackwiseConfigException.of(problems);
     }
-    return new ShimSettings(required, dir.isEmpty() ? null : Paths.get(dir), flushInterval,
+    return new ShimSettings(required, dir, flushInterval,
         maxEntries, stats, interval, timeout, feed.isEmpty() ? null : Paths.get(feed),
         feedInterval);
   }
@@ -95,6 +99,37 @@ public final class ShimSettings {
       }
     }
     return core;
+  }
+
+  /**
+   * The state directory, or null when unset. A URI's scheme must name a file system this RM
+   * can load, found at start rather than at the first write minutes later.
+   */
+  private static org.apache.hadoop.fs.Path parseStateDir(Configuration conf,
+      List<String> problems) {
+    String raw = conf.getTrimmed(STATE_DIR, "");
+    if (raw.isEmpty()) {
+      return null;
+    }
+    org.apache.hadoop.fs.Path dir;
+    try {
+      dir = new org.apache.hadoop.fs.Path(raw);
+    } catch (IllegalArgumentException e) {
+      problems.add(STATE_DIR + ": value '" + raw + "' is not a path or URI (" + e.getMessage()
+          + ")");
+      return null;
+    }
+    String scheme = dir.toUri().getScheme();
+    if (scheme != null) {
+      try {
+        FileSystem.getFileSystemClass(scheme, conf);
+      } catch (java.io.IOException e) {
+        problems.add(STATE_DIR + ": value '" + raw + "' names file system scheme '" + scheme
+            + "', which this ResourceManager cannot load (" + e.getMessage() + ")");
+        return null;
+      }
+    }
+    return dir;
   }
 
   private static boolean parseBoolean(Configuration conf, String key, boolean defaultValue,
@@ -139,8 +174,8 @@ public final class ShimSettings {
     return nativeRequired;
   }
 
-  /** Where learned state is persisted, or null when persistence is off. */
-  public Path stateDir() {
+  /** Where learned state is persisted (scheme-less: local), or null when persistence is off. */
+  public org.apache.hadoop.fs.Path stateDir() {
     return stateDir;
   }
 

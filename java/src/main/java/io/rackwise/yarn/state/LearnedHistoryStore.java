@@ -10,15 +10,6 @@ import io.rackwise.yarn.config.ShimSettings;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
-import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -31,6 +22,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.Path;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -40,11 +33,9 @@ import org.slf4j.LoggerFactory;
  *
  * <h2>File</h2>
  * {@code <dir>/learned-history.json}: a JSON array of {@code {"job_name": str, "ratio": double,
- * "runs": int}} (the core's {@code LearnedRatio}), most recently updated first. It is only ever
- * replaced whole: written to a temporary file in the same directory, forced to disk, then
- * renamed over the old one with an atomic move, so a crash or a full disk leaves either the
- * old file or the new one, never a partial one. Unknown fields are ignored on reading, so a
- * later version may add some.
+ * "runs": int}} (the core's {@code LearnedRatio}), most recently updated first. It is a
+ * {@link StateFile}: only ever replaced whole and atomically, on the local disk or on HDFS.
+ * Unknown fields are ignored on reading, so a later version may add some.
  *
  * <h2>Threads</h2>
  * {@link #record} is called on the scheduler thread with each offer's newly learned ratios.
@@ -69,16 +60,16 @@ import org.slf4j.LoggerFactory;
  * person to look at, and starts with no learned history. Ratios are a hint; losing them only
  * means the core treats recurring jobs as unknown until it learns them again.
  *
- * <p>The directory should be local to each RM. With RM HA, the standby starts with whatever
- * its own directory holds, unless the operator points both RMs at shared storage.
+ * <p>With RM HA, point {@code state.dir} of both RMs at the same {@code hdfs://} directory:
+ * the RM that becomes active loads what the previous active last wrote (at most one flush
+ * interval of learning is lost with a killed RM). Only the active RM runs a scheduler, so only
+ * one writes at a time.
  */
 public final class LearnedHistoryStore implements Closeable {
 
   private static final Logger LOG = LoggerFactory.getLogger(LearnedHistoryStore.class);
 
   public static final String FILE_NAME = "learned-history.json";
-  static final String TEMP_SUFFIX = ".tmp";
-  static final String CORRUPT_INFIX = ".corrupt-";
   public static final String THREAD_NAME = "rackwise-history-writer";
 
   /** Bound on waiting for the writer thread in close(); a write is a few hundred KB. */
@@ -100,15 +91,9 @@ public final class LearnedHistoryStore implements Closeable {
     }
   }
 
-  /** Test seam: runs after the temporary file is complete and before the rename. */
-  interface BeforeRename {
-    void run(Path tempFile) throws IOException;
-  }
-
   private enum Lifecycle { NEW, RUNNING, CLOSED }
 
-  private final Path dir;
-  private final Path file;
+  private final StateFile file;
   private final long flushIntervalMs;
   private final int maxEntries;
 
@@ -121,7 +106,6 @@ public final class LearnedHistoryStore implements Closeable {
   private final ReentrantLock writeLock = new ReentrantLock();
   private long persistedVersion;
   private boolean failing;
-  private BeforeRename beforeRename = tmp -> { };
 
   private final AtomicLong writes = new AtomicLong();
   private final AtomicLong writeFailures = new AtomicLong();
@@ -134,12 +118,13 @@ public final class LearnedHistoryStore implements Closeable {
   private volatile boolean recordAfterCloseLogged;
 
   /**
-   * @param dir             directory of the history file, created on first write; null to
-   *                        persist nothing
+   * @param dir             directory of the history file (scheme-less: local; see
+   *                        {@link StateFile}), created on first write; null to persist nothing
+   * @param conf            the RM's configuration, for the file system
    * @param flushIntervalMs shortest time between two writes, > 0
    * @param maxEntries      job names kept, > 0
    */
-  public LearnedHistoryStore(Path dir, long flushIntervalMs, int maxEntries) {
+  public LearnedHistoryStore(Path dir, Configuration conf, long flushIntervalMs, int maxEntries) {
     if (flushIntervalMs <= 0) {
       throw new IllegalArgumentException(ShimSettings.STATE_FLUSH_INTERVAL_MS + " must be > 0, got "
           + flushIntervalMs);
@@ -148,26 +133,25 @@ public final class LearnedHistoryStore implements Closeable {
       throw new IllegalArgumentException(ShimSettings.STATE_LEARNED_MAX_ENTRIES
           + " must be > 0, got " + maxEntries);
     }
-    this.dir = dir;
-    this.file = dir == null ? null : dir.resolve(FILE_NAME);
+    this.file = dir == null ? null : new StateFile(dir, FILE_NAME, conf);
     this.flushIntervalMs = flushIntervalMs;
     this.maxEntries = maxEntries;
   }
 
   /** A store as the {@code state.*} settings configure it. */
-  public static LearnedHistoryStore fromSettings(ShimSettings settings) {
-    return new LearnedHistoryStore(settings.stateDir(), settings.stateFlushIntervalMs(),
+  public static LearnedHistoryStore fromSettings(ShimSettings settings, Configuration conf) {
+    return new LearnedHistoryStore(settings.stateDir(), conf, settings.stateFlushIntervalMs(),
         settings.learnedMaxEntries());
   }
 
   /** Whether anything is read or written (a directory was given). */
   public boolean isPersistent() {
-    return dir != null;
+    return file != null;
   }
 
   /** The history file, or null when not persistent. */
   public Path file() {
-    return file;
+    return file == null ? null : file.path();
   }
 
   // ------------------------------------------------------------------------ load
@@ -181,30 +165,32 @@ public final class LearnedHistoryStore implements Closeable {
    * recorded earlier.
    */
   public List<LearnedRatio> load() {
-    if (dir == null) {
+    if (file == null) {
       return List.of();
     }
-    deleteStaleTempFiles();
-    byte[] bytes;
+    file.deleteStaleTempFiles();
+    Optional<byte[]> bytes;
     try {
-      bytes = Files.readAllBytes(file);
-    } catch (NoSuchFileException e) {
-      LOG.info("No learned history at {} yet; starting with none", file);
-      return List.of();
+      bytes = file.read();
     } catch (IOException e) {
       LOG.error("Cannot read learned history file {} ({}); starting with no learned history",
-          file, e.toString());
+          file.path(), e.toString());
+      return List.of();
+    }
+    if (bytes.isEmpty()) {
+      LOG.info("No learned history at {} yet; starting with none", file.path());
       return List.of();
     }
     List<LearnedRatio> parsed;
     try {
-      parsed = parse(bytes);
+      parsed = parse(bytes.get());
     } catch (CorruptHistoryException e) {
-      Path aside = moveAside();
+      Optional<Path> aside = file.moveAside();
+      aside.ifPresent(p -> corruptCopy = p);
       LOG.error("Learned history file {} is corrupt: {}. {} Starting with no learned history.",
-          file, e.getMessage(),
-          aside != null ? "Moved it aside to " + aside + "." : "Could not move it aside; "
-              + "the next write replaces it.");
+          file.path(), e.getMessage(),
+          aside.map(p -> "Moved it aside to " + p + ".").orElse("Could not move it aside; "
+              + "the next write replaces it."));
       return List.of();
     }
 
@@ -222,7 +208,7 @@ public final class LearnedHistoryStore implements Closeable {
       LearnedRatio r = loaded.get(i);
       entries.putIfAbsent(r.jobName(), new Slot(r, seq.incrementAndGet()));
     }
-    LOG.info("Loaded {} learned shuffle ratios from {}", loaded.size(), file);
+    LOG.info("Loaded {} learned shuffle ratios from {}", loaded.size(), file.path());
     return loaded;
   }
 
@@ -273,47 +259,6 @@ public final class LearnedHistoryStore implements Closeable {
     return out;
   }
 
-  /** Renames the corrupt file out of the way, keeping it for inspection. */
-  private Path moveAside() {
-    long stamp = System.currentTimeMillis();
-    for (int attempt = 0; attempt < 100; attempt++) {
-      Path target = dir.resolve(FILE_NAME + CORRUPT_INFIX + stamp
-          + (attempt == 0 ? "" : "-" + attempt));
-      try {
-        Files.move(file, target);
-        corruptCopy = target;
-        return target;
-      } catch (FileAlreadyExistsException e) {
-        // Two corrupt starts within a millisecond; try the next name.
-      } catch (IOException e) {
-        LOG.error("Cannot move corrupt learned history file {} to {}: {}", file, target,
-            e.toString());
-        return null;
-      }
-    }
-    return null;
-  }
-
-  /** Temporary files of a write the previous process did not finish. */
-  private void deleteStaleTempFiles() {
-    if (!Files.isDirectory(dir)) {
-      return;
-    }
-    try (DirectoryStream<Path> stale =
-             Files.newDirectoryStream(dir, FILE_NAME + ".*" + TEMP_SUFFIX)) {
-      for (Path p : stale) {
-        try {
-          Files.deleteIfExists(p);
-          LOG.info("Deleted {}, left over from an unfinished write", p);
-        } catch (IOException e) {
-          LOG.warn("Cannot delete leftover temporary file {}: {}", p, e.toString());
-        }
-      }
-    } catch (IOException e) {
-      LOG.warn("Cannot list {} for leftover temporary files: {}", dir, e.toString());
-    }
-  }
-
   // ------------------------------------------------------------------------ record
 
   /**
@@ -322,7 +267,7 @@ public final class LearnedHistoryStore implements Closeable {
    * Cheap and non-blocking; does nothing when not persistent or after {@link #close()}.
    */
   public void record(List<LearnedRatio> learned) {
-    if (dir == null || learned == null || learned.isEmpty()) {
+    if (file == null || learned == null || learned.isEmpty()) {
       return;
     }
     if (lifecycle == Lifecycle.CLOSED) {
@@ -378,7 +323,7 @@ public final class LearnedHistoryStore implements Closeable {
    * @return whether the file was written
    */
   public boolean flush() {
-    if (dir == null) {
+    if (file == null) {
       return false;
     }
     writeLock.lock();
@@ -395,15 +340,15 @@ public final class LearnedHistoryStore implements Closeable {
         if (!failing) {
           failing = true;
           LOG.error("Cannot write learned history {} ({}); keeping the previous file and "
-              + "retrying at the next flush", file, e.toString());
+              + "retrying at the next flush", file.path(), e.toString());
         } else {
-          LOG.debug("Still cannot write learned history {}: {}", file, e.toString());
+          LOG.debug("Still cannot write learned history {}: {}", file.path(), e.toString());
         }
         return false;
       }
       if (failing) {
         failing = false;
-        LOG.info("Learned history {} written again after earlier failures", file);
+        LOG.info("Learned history {} written again after earlier failures", file.path());
       }
       persistedVersion = v;
       writes.incrementAndGet();
@@ -444,42 +389,7 @@ public final class LearnedHistoryStore implements Closeable {
       gen.writeEndArray();
     }
     buf.write('\n');
-
-    Files.createDirectories(dir);
-    // Same directory as the target: a rename is only atomic within one file system.
-    Path tmp = Files.createTempFile(dir, FILE_NAME + ".", TEMP_SUFFIX);
-    try {
-      try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-        ByteBuffer bytes = ByteBuffer.wrap(buf.toByteArray());
-        while (bytes.hasRemaining()) {
-          ch.write(bytes);
-        }
-        // Data on disk before the rename makes it visible; otherwise a power cut right
-        // after the rename could leave the new name pointing at an empty file.
-        ch.force(true);
-      }
-      beforeRename.run(tmp);
-      // No fallback to a plain move: that could leave the reader a half-replaced file,
-      // which is exactly what this class promises not to do. Every local file system
-      // supports it; one that does not gets a logged write failure.
-      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-    } finally {
-      try {
-        Files.deleteIfExists(tmp);
-      } catch (IOException e) {
-        LOG.warn("Cannot delete temporary file {}: {}", tmp, e.toString());
-      }
-    }
-    syncDirectory();
-  }
-
-  /** Makes the rename itself durable; best effort, as not every platform allows it. */
-  private void syncDirectory() {
-    try (FileChannel d = FileChannel.open(dir, StandardOpenOption.READ)) {
-      d.force(true);
-    } catch (IOException | RuntimeException e) {
-      LOG.debug("Cannot sync directory {}: {}", dir, e.toString());
-    }
+    file.replace(buf.toByteArray());
   }
 
   // ------------------------------------------------------------------------ lifecycle
@@ -494,7 +404,7 @@ public final class LearnedHistoryStore implements Closeable {
         return;
       }
       lifecycle = Lifecycle.RUNNING;
-      if (dir == null) {
+      if (file == null) {
         return;
       }
       writer = new Thread(this::writeLoop, THREAD_NAME);
@@ -561,12 +471,7 @@ public final class LearnedHistoryStore implements Closeable {
   }
 
   /** Replaces the pre-rename hook; tests use it to fail a write half way. */
-  void setBeforeRenameForTesting(BeforeRename hook) {
-    writeLock.lock();
-    try {
-      beforeRename = hook == null ? tmp -> { } : hook;
-    } finally {
-      writeLock.unlock();
-    }
+  void setBeforeRenameForTesting(StateFile.BeforeRename hook) {
+    file.setBeforeRenameForTesting(hook);
   }
 }

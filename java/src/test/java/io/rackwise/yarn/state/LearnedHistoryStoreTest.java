@@ -52,8 +52,16 @@ class LearnedHistoryStoreTest {
     assertFalse(writerThreadAlive(), "a history writer thread outlived its test");
   }
 
+  private static final Configuration CONF = new Configuration(false);
+
+  /** The Hadoop path of a local directory or file. */
+  private static org.apache.hadoop.fs.Path hadoop(Path local) {
+    return new org.apache.hadoop.fs.Path(local.toUri());
+  }
+
   private LearnedHistoryStore store(long flushIntervalMs, int maxEntries) {
-    LearnedHistoryStore s = new LearnedHistoryStore(dir, flushIntervalMs, maxEntries);
+    LearnedHistoryStore s =
+        new LearnedHistoryStore(hadoop(dir), CONF, flushIntervalMs, maxEntries);
     stores.add(s);
     return s;
   }
@@ -162,7 +170,7 @@ class LearnedHistoryStoreTest {
     AtomicInteger calls = new AtomicInteger();
     s.setBeforeRenameForTesting(tmp -> {
       calls.incrementAndGet();
-      assertTrue(Files.size(tmp) > 0);
+      assertTrue(Files.size(Path.of(tmp.toUri())) > 0);
       throw new IOException("disk full (simulated)");
     });
     s.record(List.of(new LearnedRatio("b", 2.0, 1)));
@@ -254,7 +262,7 @@ class LearnedHistoryStoreTest {
       LearnedHistoryStore s = store(NO_BACKGROUND_FLUSH, 100);
       assertEquals(List.of(), s.load());
 
-      Path aside = s.corruptCopy().orElseThrow();
+      Path aside = Path.of(s.corruptCopy().orElseThrow().toUri());
       assertFalse(Files.exists(file()), "the corrupt file is no longer where the next start "
           + "would read it");
       assertTrue(aside.getFileName().toString()
@@ -317,7 +325,7 @@ class LearnedHistoryStoreTest {
   @Test
   void leftoverTemporaryFilesAreRemovedAtLoad() throws Exception {
     Path stale = dir.resolve(LearnedHistoryStore.FILE_NAME + ".123456" 
-        + LearnedHistoryStore.TEMP_SUFFIX);
+        + StateFile.TEMP_SUFFIX);
     Files.writeString(stale, "[{\"job_na");
     Path unrelated = dir.resolve("other.tmp");
     Files.writeString(unrelated, "keep me");
@@ -329,7 +337,8 @@ class LearnedHistoryStoreTest {
   @Test
   void theDirectoryIsCreatedOnFirstWrite() throws Exception {
     Path nested = dir.resolve("rm").resolve("rackwise");
-    LearnedHistoryStore s = new LearnedHistoryStore(nested, NO_BACKGROUND_FLUSH, 100);
+    LearnedHistoryStore s =
+        new LearnedHistoryStore(hadoop(nested), CONF, NO_BACKGROUND_FLUSH, 100);
     stores.add(s);
     assertEquals(List.of(), s.load());
     s.record(List.of(new LearnedRatio("x", 1, 1)));
@@ -339,7 +348,7 @@ class LearnedHistoryStoreTest {
 
   @Test
   void withoutADirectoryNothingIsPersisted() throws Exception {
-    LearnedHistoryStore s = new LearnedHistoryStore(null, 10, 100);
+    LearnedHistoryStore s = new LearnedHistoryStore(null, CONF, 10, 100);
     stores.add(s);
     assertFalse(s.isPersistent());
     assertNull(s.file());
@@ -356,14 +365,27 @@ class LearnedHistoryStoreTest {
   @Test
   void theStoreFollowsTheStateSettings() throws Exception {
     Configuration conf = new Configuration(false);
-    assertFalse(LearnedHistoryStore.fromSettings(ShimSettings.from(conf)).isPersistent());
+    assertFalse(LearnedHistoryStore.fromSettings(ShimSettings.from(conf), conf).isPersistent());
     conf.set(ShimSettings.STATE_DIR, "  ");
     assertNull(ShimSettings.from(conf).stateDir());
     conf.set(ShimSettings.STATE_DIR, " " + dir + " ");
     conf.set(ShimSettings.STATE_FLUSH_INTERVAL_MS, "1000");
-    LearnedHistoryStore s = LearnedHistoryStore.fromSettings(ShimSettings.from(conf));
+    LearnedHistoryStore s = LearnedHistoryStore.fromSettings(ShimSettings.from(conf), conf);
     stores.add(s);
-    assertEquals(file(), s.file());
+    // A path without a scheme is the RM's local disk, whatever fs.defaultFS names.
+    assertEquals(hadoop(file()), s.file());
+    conf.set("fs.defaultFS", "hdfs://namenode:8020");
+    LearnedHistoryStore local = LearnedHistoryStore.fromSettings(ShimSettings.from(conf), conf);
+    stores.add(local);
+    assertEquals(hadoop(file()), local.file());
+
+    conf.set(ShimSettings.STATE_DIR, "nosuchfs://bucket/rackwise");
+    RackwiseConfigException unknownScheme =
+        assertThrows(RackwiseConfigException.class, () -> ShimSettings.from(conf));
+    assertTrue(unknownScheme.getMessage().contains("yarn.scheduler.rackwise.state.dir: value "
+        + "'nosuchfs://bucket/rackwise' names file system scheme 'nosuchfs', which this "
+        + "ResourceManager cannot load"), unknownScheme.getMessage());
+    conf.set(ShimSettings.STATE_DIR, dir.toString());
 
     conf.set(ShimSettings.STATE_LEARNED_MAX_ENTRIES, "0");
     RackwiseConfigException refused =
@@ -381,8 +403,10 @@ class LearnedHistoryStoreTest {
     assertThrows(IllegalArgumentException.class, () -> new LearnedRatio("a", 1, -1));
     assertThrows(IllegalArgumentException.class, () -> new LearnedRatio(" ", 1, 1));
     assertThrows(NullPointerException.class, () -> new LearnedRatio(null, 1, 1));
-    assertThrows(IllegalArgumentException.class, () -> new LearnedHistoryStore(dir, 0, 1));
-    assertThrows(IllegalArgumentException.class, () -> new LearnedHistoryStore(dir, 1, 0));
+    assertThrows(IllegalArgumentException.class,
+        () -> new LearnedHistoryStore(hadoop(dir), CONF, 0, 1));
+    assertThrows(IllegalArgumentException.class,
+        () -> new LearnedHistoryStore(hadoop(dir), CONF, 1, 0));
   }
 
   // ----------------------------------------------------------------- helpers

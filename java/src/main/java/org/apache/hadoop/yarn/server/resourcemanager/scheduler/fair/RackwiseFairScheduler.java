@@ -70,6 +70,7 @@ import org.slf4j.LoggerFactory;
 public class RackwiseFairScheduler extends FairScheduler {
   private static final Logger LOG = LoggerFactory.getLogger(RackwiseFairScheduler.class);
 
+  private ShimSettings shimSettings;
   private Configuration rackwiseConf;
   private RackwiseMetrics metrics;
   private LearnedHistoryStore history;
@@ -106,25 +107,32 @@ public class RackwiseFairScheduler extends FairScheduler {
 
   @Override
   public void serviceInit(Configuration conf) throws Exception {
-    ShimSettings shim = ShimSettings.from(conf);
+    shimSettings = ShimSettings.from(conf);
     rackwiseConf = conf;
     metrics = RackwiseMetrics.register();
     super.serviceInit(conf);
-    history = LearnedHistoryStore.fromSettings(shim);
-    List<LearnedRatio> learned = history.load();
     followedAllocations = getAllocationConfiguration();
-    core = DecisionCore.start(shim.nativeRequired(), engineConfig(conf, learned), metrics,
-        this::learned, this::setPolicyWeights, engineFactory());
-    if (shim.statsEnabled() && core.isActive()) {
-      poller = JobStatsPoller.fromSettings(shim, conf);
-    }
-    if (shim.feedFile() != null && core.isActive()) {
-      feed = new NetworkLoadFeed(shim.feedFile(), shim.feedPollIntervalMs(), core);
-    }
   }
 
+  /**
+   * Loads the learned history and starts the core here rather than in {@link #serviceInit}:
+   * the standby RM of an HA pair initialises its scheduler when it boots and starts it only
+   * when it becomes active, and the history it must begin with is the one the previous active
+   * wrote up to then, not the one on disk at the standby's boot.
+   */
   @Override
   public void serviceStart() throws Exception {
+    history = LearnedHistoryStore.fromSettings(shimSettings, rackwiseConf);
+    List<LearnedRatio> learned = history.load();
+    core = DecisionCore.start(shimSettings.nativeRequired(), engineConfig(rackwiseConf, learned),
+        metrics, this::learned, this::setPolicyWeights, engineFactory());
+    if (shimSettings.statsEnabled() && core.isActive()) {
+      poller = JobStatsPoller.fromSettings(shimSettings, rackwiseConf);
+    }
+    if (shimSettings.feedFile() != null && core.isActive()) {
+      feed = new NetworkLoadFeed(shimSettings.feedFile(), shimSettings.feedPollIntervalMs(),
+          core);
+    }
     super.serviceStart();
     history.start();
     if (poller != null) {
@@ -173,6 +181,11 @@ public class RackwiseFairScheduler extends FairScheduler {
   /** Ratios the core learned in an offer, kept across restarts. */
   void learned(List<LearnedRatio> ratios) {
     history.record(ratios);
+  }
+
+  /** The learned history as this scheduler holds it now, most recently updated first. */
+  List<LearnedRatio> learnedHistory() {
+    return history.snapshot();
   }
 
   // ---- the offer -----------------------------------------------------------------------------
