@@ -8,8 +8,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.HttpURLConnection;
 import java.net.SocketTimeoutException;
-import java.net.URI;
-import java.net.URLConnection;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -25,6 +23,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.security.authentication.client.AuthenticationException;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.webapp.util.WebAppUtils;
@@ -77,12 +76,15 @@ import org.slf4j.LoggerFactory;
  * and so be a partial reading. The counters already read are kept, and the failed ones are
  * asked for again in the next cycle.
  *
+ * <h2>Secure clusters</h2>
+ * With {@code yarn.http.policy=HTTPS_ONLY} the proxy is polled over HTTPS, and with Kerberos
+ * the poller authenticates with SPNEGO as the RM's login user ({@link AmConnections}). A failed
+ * authentication is a failure like the others: logged once per app with its reason, retried
+ * only at the next cycle.
+ *
  * <h2>Not supported yet</h2>
- * Plain HTTP only. A tasks document takes about 250 bytes per map, so a job of more than
- * about 30,000 maps exceeds {@link #MAX_BODY_BYTES} and is never read (counted and logged as
- * a failure). With {@code yarn.http.policy=HTTPS_ONLY} the configuration-derived base
- * URL is null and nothing is polled (logged once at WARN). SPNEGO/Kerberos-protected web
- * endpoints answer 401, which is counted as a failure like any other.
+ * A tasks document takes about 250 bytes per map, so a job of more than about 30,000 maps
+ * exceeds {@link #MAX_BODY_BYTES} and is never read (counted and logged as a failure).
  */
 public final class JobStatsPoller implements AutoCloseable {
 
@@ -125,6 +127,8 @@ public final class JobStatsPoller implements AutoCloseable {
   private final Supplier<String> proxyBaseUrl;
   private final long pollIntervalMs;
   private final int timeoutMs;
+  /** How requests reach the proxy (TLS, SPNEGO); used by the polling thread only. */
+  private final AmConnections connections;
 
   private final ConcurrentHashMap<ApplicationId, Tracked> tracked = new ConcurrentHashMap<>();
   /** Latest reading per app that the scheduler has not drained yet. */
@@ -153,6 +157,11 @@ public final class JobStatsPoller implements AutoCloseable {
    * @param timeoutMs      connect and read timeout of each request, > 0
    */
   public JobStatsPoller(Supplier<String> proxyBaseUrl, long pollIntervalMs, int timeoutMs) {
+    this(proxyBaseUrl, pollIntervalMs, timeoutMs, AmConnections.plain(timeoutMs));
+  }
+
+  private JobStatsPoller(Supplier<String> proxyBaseUrl, long pollIntervalMs, int timeoutMs,
+      AmConnections connections) {
     this.proxyBaseUrl = Objects.requireNonNull(proxyBaseUrl, "proxyBaseUrl");
     if (pollIntervalMs <= 0) {
       throw new IllegalArgumentException(ShimSettings.STATS_POLL_INTERVAL_MS + " must be > 0, got "
@@ -164,27 +173,30 @@ public final class JobStatsPoller implements AutoCloseable {
     }
     this.pollIntervalMs = pollIntervalMs;
     this.timeoutMs = timeoutMs;
+    this.connections = connections;
   }
 
   /**
-   * A poller as the {@code stats.*} settings configure it, polling through the proxy address
-   * {@link #proxyBaseUrl(Configuration)} derives from {@code conf}.
+   * A poller as the {@code stats.*} settings configure it, polling the proxy address
+   * {@link #proxyBaseUrl(Configuration)} derives from {@code conf}, over HTTPS and with SPNEGO
+   * when the cluster is so secured.
+   *
+   * @throws IOException when the cluster serves HTTPS and the TLS client cannot be set up
    */
-  public static JobStatsPoller fromSettings(ShimSettings settings, Configuration conf) {
+  public static JobStatsPoller fromSettings(ShimSettings settings, Configuration conf)
+      throws IOException {
     return new JobStatsPoller(() -> proxyBaseUrl(conf), settings.statsPollIntervalMs(),
-        settings.statsTimeoutMs());
+        settings.statsTimeoutMs(), AmConnections.forCluster(conf, settings.statsTimeoutMs()));
   }
 
   /**
-   * {@code http://<yarn.web-proxy.address>}, or the RM's own web address when no separate
-   * proxy is configured (the RM then mounts the proxy servlet in its web app). Null when the
-   * cluster serves HTTPS only, which this poller does not support yet.
+   * {@code http(s)://<yarn.web-proxy.address>}, or the RM's own web address when no separate
+   * proxy is configured (the RM then mounts the proxy servlet in its web app); {@code https}
+   * when the cluster's web endpoints serve HTTPS only.
    */
   public static String proxyBaseUrl(Configuration conf) {
-    if (YarnConfiguration.useHttps(conf)) {
-      return null;
-    }
-    return "http://" + WebAppUtils.getProxyHostAndPort(conf);
+    return (YarnConfiguration.useHttps(conf) ? "https://" : "http://")
+        + WebAppUtils.getProxyHostAndPort(conf);
   }
 
   /** {@code job_<clusterTimestamp>_<seq>}, padded the way {@code JobID} prints it. */
@@ -287,6 +299,7 @@ public final class JobStatsPoller implements AutoCloseable {
       conn.disconnect();
     }
     if (toJoin == null) {
+      connections.close();
       return;
     }
     try {
@@ -297,7 +310,9 @@ public final class JobStatsPoller implements AutoCloseable {
     if (toJoin.isAlive()) {
       LOG.warn("{} did not stop within {} ms; it is a daemon and exits after its current "
           + "request", THREAD_NAME, 2L * timeoutMs + 1000);
+      return;
     }
+    connections.close();
   }
 
   /** Same as {@link #stop()}. */
@@ -355,8 +370,8 @@ public final class JobStatsPoller implements AutoCloseable {
       if (base == null || base.isBlank()) {
         if (!noBaseUrlLogged) {
           noBaseUrlLogged = true;
-          LOG.warn("No web proxy address to poll MapReduce AMs through (HTTPS-only clusters "
-              + "are not supported); job stats are not collected");
+          LOG.warn("No web proxy address to poll MapReduce AMs through yet; job stats are "
+              + "not collected until there is one");
         }
         return;
       }
@@ -456,24 +471,22 @@ public final class JobStatsPoller implements AutoCloseable {
   private JsonNode getJson(String url) throws PollException {
     HttpURLConnection conn;
     try {
-      URLConnection c = URI.create(url).toURL().openConnection();
-      if (!(c instanceof HttpURLConnection)) {
-        throw new PollException("not an http URL: " + url);
-      }
-      conn = (HttpURLConnection) c;
+      conn = connections.open(url);
+    } catch (AuthenticationException e) {
+      throw new PollException("GET " + url + ": Kerberos (SPNEGO) authentication as the RM's "
+          + "login user failed: " + e.getMessage(), e);
+    } catch (SocketTimeoutException e) {
+      throw new PollException("GET " + url + " timed out after " + timeoutMs + " ms", e);
     } catch (IOException | IllegalArgumentException e) {
-      throw new PollException("bad URL " + url + ": " + e.getMessage(), e);
+      throw new PollException("GET " + url + " failed: " + e, e);
     }
-    conn.setConnectTimeout(timeoutMs);
-    conn.setReadTimeout(timeoutMs);
-    conn.setInstanceFollowRedirects(false);
-    conn.setUseCaches(false);
-    // The AM's resources produce XML as well; without this Jersey may pick XML.
-    conn.setRequestProperty("Accept", "application/json");
     boolean ok = false;
     inFlight = conn;
     try {
       int status = conn.getResponseCode();
+      if (status == HttpURLConnection.HTTP_UNAUTHORIZED) {
+        connections.unauthorized();
+      }
       if (status != HttpURLConnection.HTTP_OK) {
         String where = conn.getHeaderField("Location");
         throw new PollException("GET " + url + " answered HTTP " + status

@@ -8,7 +8,6 @@ import static io.rackwise.yarn.stats.FakeProxyServer.taskCountersPath;
 import static io.rackwise.yarn.stats.FakeProxyServer.tasksPath;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -513,7 +512,10 @@ class JobStatsPollerTest {
     assertTrue(viaRm.startsWith("http://") && viaRm.endsWith(":" + server.port()), viaRm);
 
     conf.set(YarnConfiguration.YARN_HTTP_POLICY_KEY, "HTTPS_ONLY");
-    assertNull(JobStatsPoller.proxyBaseUrl(conf), "HTTPS is not supported yet");
+    conf.set(YarnConfiguration.RM_WEBAPP_HTTPS_ADDRESS, "127.0.0.1:8090");
+    String https = JobStatsPoller.proxyBaseUrl(conf);
+    assertTrue(https.startsWith("https://") && https.endsWith(":8090"),
+        "HTTPS-only clusters are polled over HTTPS, at the RM's HTTPS address: " + https);
   }
 
   @Test

@@ -127,7 +127,14 @@ public class RackwiseFairScheduler extends FairScheduler {
     core = DecisionCore.start(shimSettings.nativeRequired(), engineConfig(rackwiseConf, learned),
         metrics, this::learned, this::setPolicyWeights, engineFactory());
     if (shimSettings.statsEnabled() && core.isActive()) {
-      poller = JobStatsPoller.fromSettings(shimSettings, rackwiseConf);
+      try {
+        poller = JobStatsPoller.fromSettings(shimSettings, rackwiseConf);
+      } catch (IOException e) {
+        // Job counters refine the shuffle predictions; the RM schedules without them.
+        LOG.error("MapReduce job statistics are not collected ({} is true): {}. The core "
+            + "predicts shuffle from its prior and learned history only.",
+            ShimSettings.STATS_ENABLED, e.getMessage());
+      }
     }
     if (shimSettings.feedFile() != null && core.isActive()) {
       feed = new NetworkLoadFeed(shimSettings.feedFile(), shimSettings.feedPollIntervalMs(),
