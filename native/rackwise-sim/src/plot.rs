@@ -59,46 +59,43 @@ pub fn write_all(
     jobs: &[JobSpec],
 ) -> Result<(), String> {
     chart(dir, "throughput.svg", |root| {
-        let top = collectors
+        let values: Vec<f64> = collectors
             .iter()
             .map(|(n, _)| metrics[n].throughput_jobs_per_hour)
-            .fold(0.0, f64::max)
-            .max(1.0);
+            .collect();
+        let top = values.iter().copied().fold(1.0, f64::max);
+        // `0..=last` as segments: one slot per policy.
+        let last = collectors.len().saturating_sub(1);
         let mut c = ChartBuilder::on(root)
             .caption("Steady-state throughput per policy", ("sans-serif", 22))
             .margin(15)
             .x_label_area_size(40)
             .y_label_area_size(70)
-            .build_cartesian_2d((0..collectors.len()).into_segmented(), 0.0..top * 1.1)
+            .build_cartesian_2d((0..last).into_segmented(), 0.0..top * 1.1)
             .map_err(|e| e.to_string())?;
         c.configure_mesh()
             .disable_x_mesh()
             .x_desc("policy")
             .y_desc("jobs per hour")
             .x_label_formatter(&|x| match x {
-                SegmentValue::CenterOf(i) => {
-                    collectors.get(*i).map_or(String::new(), |(n, _)| n.clone())
-                }
+                SegmentValue::CenterOf(i) => collectors.get(*i).map_or(String::new(), |(n, _)| {
+                    format!("{n}: {:.1} jobs/h", metrics[n].throughput_jobs_per_hour)
+                }),
                 _ => String::new(),
             })
             .draw()
             .map_err(|e| e.to_string())?;
-        for (i, (name, _)) in collectors.iter().enumerate() {
-            let value = metrics[name].throughput_jobs_per_hour;
-            c.draw_series(std::iter::once(Rectangle::new(
-                [
-                    (SegmentValue::Exact(i), 0.0),
-                    (SegmentValue::Exact(i + 1), value),
-                ],
-                colour(i).filled(),
-            )))
-            .map_err(|e| e.to_string())?
-            .label(format!("{name}: {value:.1} jobs/h"))
-            .legend(move |(x, y)| {
-                Rectangle::new([(x, y - 5), (x + 10, y + 5)], colour(i).filled())
-            });
-        }
-        legend(&mut c)
+        c.draw_series(
+            Histogram::vertical(&c)
+                .margin(40)
+                .style_func(|x, _| match x {
+                    SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => colour(*i).filled(),
+                    SegmentValue::Last => BLACK.filled(),
+                })
+                .data(values.iter().enumerate().map(|(i, v)| (i, *v))),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(())
     })?;
 
     for class in ShuffleClass::ALL {
