@@ -153,6 +153,8 @@ fn compare_reports_the_load_and_the_offer_counters_in_its_json() {
         "--format",
         "json",
         "--quiet",
+        "--plot",
+        dir.join("plots").to_str().unwrap(),
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -180,6 +182,11 @@ fn compare_reports_the_load_and_the_offer_counters_in_its_json() {
     );
     let share = preferred["byte_share"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&share), "{share}");
+    for chart in ["throughput.svg", "cdf-heavy.svg", "cross-rack.svg"] {
+        let svg = std::fs::read_to_string(dir.join("plots").join(chart)).unwrap();
+        assert!(svg.starts_with("<svg"), "{chart}");
+        assert!(svg.contains("shufflewatcher"), "{chart} names the policies");
+    }
 }
 
 #[test]
