@@ -160,10 +160,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// The setup resolved: the cluster loaded, every policy name checked, the options built.
+/// The setup resolved: the cluster loaded and every policy name checked against it.
 struct Prepared {
     cluster: Cluster,
-    sim_options: SimOptions,
+    core_settings: BTreeMap<String, String>,
+    queue_settings: BTreeMap<String, String>,
+}
+
+impl Prepared {
+    fn sim_options(&self, seed: u64) -> SimOptions {
+        SimOptions {
+            seed,
+            core_settings: self.core_settings.clone(),
+            queue_settings: self.queue_settings.clone(),
+        }
+    }
 }
 
 impl Setup {
@@ -186,22 +197,22 @@ impl Setup {
         }
         Ok(Prepared {
             cluster,
-            sim_options: SimOptions {
-                seed: 1,
-                core_settings,
-                queue_settings,
-            },
+            core_settings,
+            queue_settings,
         })
     }
 
-    fn workload_options(&self, seed: u64, load: f64) -> WorkloadOptions {
+    fn users(&self) -> usize {
         let is_mix = self.trace.ends_with(".json");
+        // ShuffleWatcher ran 30 users; NAS's trace simulation 200.
+        self.users
+            .map_or(if is_mix { 30 } else { 200 }, |u| u as usize)
+    }
+
+    fn workload_options(&self, seed: u64, load: f64) -> WorkloadOptions {
         WorkloadOptions {
             scale_from: self.scale_from,
-            // ShuffleWatcher ran 30 users; NAS's trace simulation 200.
-            users: self
-                .users
-                .map_or(if is_mix { 30 } else { 200 }, |u| u as usize),
+            users: self.users(),
             random_users: self.random_users,
             seed,
             hours: self.hours,
@@ -210,12 +221,12 @@ impl Setup {
         }
     }
 
-    fn setup_json(&self, cluster: &Cluster, jobs: usize, users: usize) -> serde_json::Value {
+    fn setup_json(&self, cluster: &Cluster, jobs: usize) -> serde_json::Value {
         json!({
             "trace": self.trace,
             "cluster": cluster.name,
             "jobs": jobs,
-            "users": users,
+            "users": self.users(),
             "scale_from": self.scale_from,
             "hours": self.hours,
         })
@@ -238,16 +249,10 @@ fn bar_style() -> ProgressStyle {
 
 fn compare(args: &CompareArgs) -> Result<(), String> {
     let setup = &args.setup;
-    let Prepared {
-        cluster,
-        sim_options,
-    } = setup.prepare()?;
-    let sim_options = SimOptions {
-        seed: args.seed,
-        ..sim_options
-    };
+    let prepared = setup.prepare()?;
+    let (cluster, sim_options) = (&prepared.cluster, prepared.sim_options(args.seed));
     let options = setup.workload_options(args.seed, args.load);
-    let jobs = workload::load(&setup.trace, &cluster, &options)?;
+    let jobs = workload::load(&setup.trace, cluster, &options)?;
 
     let bars = setup.progress();
     let results = std::thread::scope(|scope| {
@@ -259,7 +264,7 @@ fn compare(args: &CompareArgs) -> Result<(), String> {
                 bar.set_style(bar_style());
                 bar.set_prefix(name.clone());
                 bar.set_message("jobs");
-                let (cluster, jobs, sim_options) = (&cluster, &jobs, &sim_options);
+                let (jobs, sim_options) = (&jobs, &sim_options);
                 scope.spawn(move || {
                     let t0 = Instant::now();
                     let result = run_policy(cluster, jobs, name, sim_options, &mut |_, done| {
@@ -301,7 +306,7 @@ fn compare(args: &CompareArgs) -> Result<(), String> {
         Format::Json => {
             let mut document = json!({
                 "policies": metrics,
-                "setup": setup.setup_json(&cluster, jobs.len(), options.users),
+                "setup": setup.setup_json(cluster, jobs.len()),
             });
             document["setup"]["seed"] = json!(args.seed);
             document["setup"]["load"] = json!(args.load);
@@ -331,15 +336,13 @@ struct Cell {
 
 fn run_sweep(args: &SweepArgs) -> Result<(), String> {
     let setup = &args.setup;
-    let Prepared {
-        cluster,
-        sim_options,
-    } = setup.prepare()?;
+    let prepared = setup.prepare()?;
+    let cluster = &prepared.cluster;
     // Workloads first, so a bad trace fails before any run.
     let mut cells = Vec::new();
     for &load in &args.loads {
         for &seed in &args.seeds {
-            let jobs = workload::load(&setup.trace, &cluster, &setup.workload_options(seed, load))?;
+            let jobs = workload::load(&setup.trace, cluster, &setup.workload_options(seed, load))?;
             cells.push(Cell { load, seed, jobs });
         }
     }
@@ -373,12 +376,9 @@ fn run_sweep(args: &SweepArgs) -> Result<(), String> {
                 bar.set_style(bar_style());
                 bar.set_prefix(label.clone());
                 bar.set_message("jobs");
-                let options = SimOptions {
-                    seed: cell.seed,
-                    ..sim_options.clone()
-                };
+                let options = prepared.sim_options(cell.seed);
                 let t0 = Instant::now();
-                let result = run_policy(&cluster, &cell.jobs, policy, &options, &mut |_, done| {
+                let result = run_policy(cluster, &cell.jobs, policy, &options, &mut |_, done| {
                     bar.set_position(done as u64)
                 })
                 .map(|(metrics, _, _)| Run {
@@ -420,9 +420,8 @@ fn run_sweep(args: &SweepArgs) -> Result<(), String> {
     }
     match args.format {
         Format::Json => {
-            let users = setup.workload_options(1, 1.0).users;
             let mut document = json!({
-                "setup": setup.setup_json(&cluster, cells.first().map_or(0, |c| c.jobs.len()), users),
+                "setup": setup.setup_json(cluster, cells.first().map_or(0, |c| c.jobs.len())),
                 "spread": "min and max over seeds",
                 "summary": summary,
                 "runs": runs,
