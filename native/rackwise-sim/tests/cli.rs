@@ -258,3 +258,12 @@ fn sweep_prints_mean_and_spread_per_policy_and_load_and_writes_its_charts() {
         assert!(svg.contains("shufflewatcher"), "{chart} has its legend");
     }
 }
+
+#[test]
+fn every_listed_baseline_parses_as_a_baseline_and_a_core_name_does_not() {
+    use rackwise_sim::sim::{Policy, BASELINES};
+    for name in BASELINES {
+        assert!(Policy::parse(name).is_baseline(), "{name}");
+    }
+    assert!(!Policy::parse("shufflewatcher").is_baseline());
+}
