@@ -4,7 +4,9 @@
 #   check-identical.sh record DIR   # run with the current release build, write DIR/*.json
 #   check-identical.sh check DIR    # run again, `cmp` every output against DIR/*.json
 #
-# A refactoring that claims to change no decision must leave every output identical. The runs
+# A refactoring that claims to change no decision must leave every output identical. Record and
+# check with builds that print the same fields: references recorded before the per-run offer,
+# guard-lift and preferred-rack fields were added to the JSON differ from any later build. The runs
 # are those the policy work is checked against: FB-2010's first 3 h on nas600 for every policy,
 # the ShuffleWatcher mix on sw100, and the FB-2009 day for the core policies. Each policy runs
 # in its own process (as in BENCHMARK.md); stderr keeps the per-run summary and timing.

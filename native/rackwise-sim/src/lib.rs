@@ -8,6 +8,7 @@ pub mod network;
 pub mod plot;
 pub mod rng;
 pub mod sim;
+pub mod sweep;
 pub mod workload;
 
 pub use cluster::Cluster;

@@ -1,138 +1,157 @@
-//! `rackwise-sim compare`: runs policies over one workload on one cluster and prints metrics.
+//! `rackwise-sim compare` runs policies over one workload on one cluster and prints metrics;
+//! `rackwise-sim sweep` runs every (policy, offered load, seed) and summarises them.
 
-use rackwise_sim::metrics::PolicyMetrics;
-use rackwise_sim::sim::{core_engine, Policy, SimOptions};
-use rackwise_sim::{plot, run_policy, workload, Cluster, WorkloadOptions};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use rackwise_sim::metrics::{Collector, PolicyMetrics};
+use rackwise_sim::sim::{core_engine, Policy, BASELINES};
+use rackwise_sim::sweep::{self, Run};
+use rackwise_sim::workload::check_load;
+use rackwise_sim::{plot, run_policy, workload, Cluster, JobSpec, SimOptions, WorkloadOptions};
 use serde_json::json;
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
 
-const USAGE: &str = "usage: rackwise-sim compare --trace PATH --cluster PRESET_OR_FILE \
---policies fair,delay,shufflewatcher,nas [--scale-from N] [--seed N] [--users N] [--hours H] \
---format json|table [--plot DIR] [--random-users] [--bytes-per-reduce-mib N] \
-[--core-setting KEY=VALUE]... [--queue-setting KEY=VALUE]... [--quiet]
+fn after_help() -> String {
+    format!(
+        "presets: sw100, nas600, nas40; baselines: {}; any other name is a policy of the\n\
+         Rackwise core (its configuration error is reported if it does not know the name).\n\
+         A trace ending in .json is a synthetic mix; anything else is a SWIM .tsv trace.",
+        BASELINES.join(", ")
+    )
+}
 
-presets: sw100, nas600, nas40; baselines: fair, delay, fifo; any other name is a policy of the
-Rackwise core (its configuration error is reported if it does not know the name).
-A trace ending in .json is a synthetic mix; anything else is a SWIM .tsv trace.";
+#[derive(Parser)]
+#[command(
+    name = "rackwise-sim",
+    about = "Trace-driven YARN cluster simulator that drives the real Rackwise decision core",
+    after_help = after_help()
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
 
-struct Args {
+#[derive(Subcommand)]
+enum Command {
+    /// Runs policies over one workload on one cluster and prints their metrics.
+    #[command(after_help = after_help())]
+    Compare(CompareArgs),
+    /// Runs every (policy, load, seed), prints mean and min–max spread over seeds per policy
+    /// and load, each policy's maximum sustainable load and the best stock baseline.
+    #[command(after_help = after_help())]
+    Sweep(SweepArgs),
+}
+
+/// What `compare` and `sweep` share: the workload, the cluster, the policies and their settings.
+#[derive(Args)]
+struct Setup {
+    /// SWIM .tsv trace or .json synthetic mix.
+    #[arg(long, value_name = "PATH")]
     trace: String,
+    /// Cluster preset (sw100, nas600, nas40) or JSON cluster file.
+    #[arg(long, value_name = "PRESET_OR_FILE")]
     cluster: String,
+    /// Comma-separated policies, e.g. fair,delay,shufflewatcher,nas.
+    #[arg(long, value_name = "P1,P2,...", value_delimiter = ',', required = true, value_parser = policy_name)]
     policies: Vec<String>,
+    /// Origin cluster size (nodes) for SWIM's byte scaling; bytes are kept as recorded without it.
+    #[arg(long, value_name = "N")]
     scale_from: Option<u64>,
-    seed: u64,
-    users: Option<usize>,
+    /// Users the jobs are spread over [default: 30 for a mix, 200 for a SWIM trace].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    users: Option<u64>,
+    /// Keep only the jobs submitted in the trace's first H hours (before --load compresses them).
+    #[arg(long, value_name = "H")]
     hours: Option<f64>,
-    json: bool,
-    plot: Option<String>,
+    /// Assign users at random (seeded) instead of round-robin.
+    #[arg(long)]
     random_users: bool,
+    /// SWIM's bytes per reduce, MiB.
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
     bytes_per_reduce_mib: u64,
-    core_settings: BTreeMap<String, String>,
-    queue_settings: BTreeMap<String, String>,
+    /// A `yarn.scheduler.rackwise.*` setting for the core (repeatable).
+    #[arg(long = "core-setting", value_name = "KEY=VALUE", value_parser = key_value)]
+    core_settings: Vec<(String, String)>,
+    /// A `<rackwise>` setting of queue root, inherited by every user queue (repeatable).
+    #[arg(long = "queue-setting", value_name = "KEY=VALUE", value_parser = key_value)]
+    queue_settings: Vec<(String, String)>,
+    /// Write charts (SVG) into this directory.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<String>,
+    /// No progress bars and no per-run summary on stderr.
+    #[arg(long)]
     quiet: bool,
 }
 
-fn parse_args(raw: &[String]) -> Result<Args, String> {
-    let mut it = raw.iter();
-    match it.next().map(String::as_str) {
-        Some("compare") => {}
-        Some(other) => return Err(format!("unknown command '{other}'")),
-        None => return Err("missing command".into()),
+#[derive(Args)]
+struct CompareArgs {
+    #[command(flatten)]
+    setup: Setup,
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    seed: u64,
+    /// Offered load X: arrival times are divided by X.
+    #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = load_factor)]
+    load: f64,
+    #[arg(long, value_enum)]
+    format: Format,
+}
+
+#[derive(Args)]
+struct SweepArgs {
+    #[command(flatten)]
+    setup: Setup,
+    /// Offered loads X (arrival times ÷ X), e.g. 1,2,4,6,8,12,16.
+    #[arg(long, value_name = "X1,X2,...", value_delimiter = ',', required = true, value_parser = load_factor)]
+    loads: Vec<f64>,
+    /// Seeds, e.g. 1,2,3.
+    #[arg(long, value_name = "N1,N2,...", value_delimiter = ',', required = true)]
+    seeds: Vec<u64>,
+    /// Runs at once [default: the available cores].
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    threads: Option<u64>,
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Json,
+    Table,
+}
+
+fn policy_name(text: &str) -> Result<String, String> {
+    let name = text.trim();
+    if name.is_empty() {
+        Err("a policy name is empty".into())
+    } else {
+        Ok(name.to_string())
     }
-    let mut args = Args {
-        trace: String::new(),
-        cluster: String::new(),
-        policies: vec![],
-        scale_from: None,
-        seed: 1,
-        users: None,
-        hours: None,
-        json: false,
-        plot: None,
-        random_users: false,
-        bytes_per_reduce_mib: 64,
-        core_settings: BTreeMap::new(),
-        queue_settings: BTreeMap::new(),
-        quiet: false,
-    };
-    let mut format = None;
-    while let Some(flag) = it.next() {
-        let mut value = || {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{flag} needs a value"))
-        };
-        fn number<T: std::str::FromStr>(flag: &str, v: String) -> Result<T, String> {
-            v.parse()
-                .map_err(|_| format!("{flag}: '{v}' is not a valid number"))
-        }
-        match flag.as_str() {
-            "--trace" => args.trace = value()?,
-            "--cluster" => args.cluster = value()?,
-            "--policies" => {
-                args.policies = value()?
-                    .split(',')
-                    .map(|p| p.trim().to_string())
-                    .filter(|p| !p.is_empty())
-                    .collect()
-            }
-            "--scale-from" => args.scale_from = Some(number(flag, value()?)?),
-            "--seed" => args.seed = number(flag, value()?)?,
-            "--users" => args.users = Some(number(flag, value()?)?),
-            "--hours" => args.hours = Some(number(flag, value()?)?),
-            "--format" => format = Some(value()?),
-            "--plot" => args.plot = Some(value()?),
-            "--random-users" => args.random_users = true,
-            "--bytes-per-reduce-mib" => args.bytes_per_reduce_mib = number(flag, value()?)?,
-            "--core-setting" | "--queue-setting" => {
-                let kv = value()?;
-                let (k, v) = kv
-                    .split_once('=')
-                    .ok_or_else(|| format!("{flag} expects KEY=VALUE, got '{kv}'"))?;
-                let into = if flag == "--core-setting" {
-                    &mut args.core_settings
-                } else {
-                    &mut args.queue_settings
-                };
-                into.insert(k.to_string(), v.to_string());
-            }
-            "--quiet" => args.quiet = true,
-            "--help" | "-h" => return Err(String::new()),
-            other => return Err(format!("unknown option '{other}'")),
-        }
-    }
-    if args.trace.is_empty() || args.cluster.is_empty() || args.policies.is_empty() {
-        return Err("--trace, --cluster and --policies are required".into());
-    }
-    args.json = match format.as_deref() {
-        Some("json") => true,
-        Some("table") => false,
-        Some(other) => return Err(format!("--format must be json or table, got '{other}'")),
-        None => return Err("--format json|table is required".into()),
-    };
-    if args.users == Some(0) || args.bytes_per_reduce_mib == 0 {
-        return Err("--users and --bytes-per-reduce-mib must be positive".into());
-    }
-    Ok(args)
+}
+
+fn key_value(text: &str) -> Result<(String, String), String> {
+    text.split_once('=')
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .ok_or_else(|| format!("expected KEY=VALUE, got '{text}'"))
+}
+
+fn load_factor(text: &str) -> Result<f64, String> {
+    let load: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number"))?;
+    check_load(load)
 }
 
 fn main() -> ExitCode {
-    let raw: Vec<String> = std::env::args().skip(1).collect();
-    let args = match parse_args(&raw) {
-        Ok(args) => args,
-        Err(message) => {
-            if !message.is_empty() {
-                eprintln!("rackwise-sim: {message}");
-            }
-            eprintln!("{USAGE}");
-            return ExitCode::from(2);
-        }
+    let result = match Cli::parse().command {
+        Command::Compare(args) => compare(&args),
+        Command::Sweep(args) => run_sweep(&args),
     };
-    match run(&args) {
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             eprintln!("rackwise-sim: {message}");
@@ -141,112 +160,132 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &Args) -> Result<(), String> {
-    let cluster = Cluster::load(&args.cluster)?;
-    let is_mix = args.trace.ends_with(".json");
-    let options = WorkloadOptions {
-        scale_from: args.scale_from,
-        // ShuffleWatcher ran 30 users; NAS's trace simulation 200.
-        users: args.users.unwrap_or(if is_mix { 30 } else { 200 }),
-        random_users: args.random_users,
-        seed: args.seed,
-        hours: args.hours,
-        bytes_per_reduce: args.bytes_per_reduce_mib * 1024 * 1024,
-    };
-    // Every policy name is checked before anything runs: an unknown one fails the command with
-    // the core's own configuration error, naming the policy and the names it accepts.
-    for name in &args.policies {
-        if let Policy::Core(name) = Policy::parse(name) {
-            core_engine(&name, &cluster, &args.core_settings, &args.queue_settings)
-                .map_err(|e| format!("policy '{name}' is not a baseline (fair, delay, fifo) and the core refused it: {e}"))?;
+/// The setup resolved: the cluster loaded and every policy name checked against it.
+struct Prepared {
+    cluster: Cluster,
+    core_settings: BTreeMap<String, String>,
+    queue_settings: BTreeMap<String, String>,
+}
+
+impl Prepared {
+    fn sim_options(&self, seed: u64) -> SimOptions {
+        SimOptions {
+            seed,
+            core_settings: self.core_settings.clone(),
+            queue_settings: self.queue_settings.clone(),
         }
     }
-    let jobs = workload::load(&args.trace, &cluster, &options)?;
-    let sim_options = SimOptions {
-        seed: args.seed,
-        core_settings: args.core_settings.clone(),
-        queue_settings: args.queue_settings.clone(),
-    };
+}
 
-    let started = Instant::now();
-    let progress: Vec<(AtomicU64, AtomicU64)> = args
-        .policies
-        .iter()
-        .map(|_| (AtomicU64::new(0), AtomicU64::new(0)))
-        .collect();
-    let finished = AtomicBool::new(false);
-    let total_jobs = jobs.len() as u64;
+impl Setup {
+    fn prepare(&self) -> Result<Prepared, String> {
+        let cluster = Cluster::load(&self.cluster)?;
+        let core_settings: BTreeMap<String, String> = self.core_settings.iter().cloned().collect();
+        let queue_settings: BTreeMap<String, String> =
+            self.queue_settings.iter().cloned().collect();
+        // Every policy name is checked before anything runs: an unknown one fails the command
+        // with the core's own configuration error, naming the policy and the names it accepts.
+        for name in &self.policies {
+            if let Policy::Core(name) = Policy::parse(name) {
+                core_engine(&name, &cluster, &core_settings, &queue_settings).map_err(|e| {
+                    format!(
+                        "policy '{name}' is not a baseline ({}) and the core refused it: {e}",
+                        BASELINES.join(", ")
+                    )
+                })?;
+            }
+        }
+        Ok(Prepared {
+            cluster,
+            core_settings,
+            queue_settings,
+        })
+    }
+
+    fn users(&self) -> usize {
+        let is_mix = self.trace.ends_with(".json");
+        // ShuffleWatcher ran 30 users; NAS's trace simulation 200.
+        self.users
+            .map_or(if is_mix { 30 } else { 200 }, |u| u as usize)
+    }
+
+    fn workload_options(&self, seed: u64, load: f64) -> WorkloadOptions {
+        WorkloadOptions {
+            scale_from: self.scale_from,
+            users: self.users(),
+            random_users: self.random_users,
+            seed,
+            hours: self.hours,
+            bytes_per_reduce: self.bytes_per_reduce_mib * 1024 * 1024,
+            load,
+        }
+    }
+
+    fn setup_json(&self, cluster: &Cluster, jobs: usize) -> serde_json::Value {
+        json!({
+            "trace": self.trace,
+            "cluster": cluster.name,
+            "jobs": jobs,
+            "users": self.users(),
+            "scale_from": self.scale_from,
+            "hours": self.hours,
+        })
+    }
+
+    fn progress(&self) -> MultiProgress {
+        let bars = MultiProgress::new();
+        if self.quiet {
+            bars.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+        }
+        bars
+    }
+}
+
+fn bar_style() -> ProgressStyle {
+    ProgressStyle::with_template("{prefix:<16} [{bar:30}] {pos}/{len} {msg} {elapsed}")
+        .expect("the template is valid")
+        .progress_chars("#>.")
+}
+
+fn compare(args: &CompareArgs) -> Result<(), String> {
+    let setup = &args.setup;
+    let prepared = setup.prepare()?;
+    let (cluster, sim_options) = (&prepared.cluster, prepared.sim_options(args.seed));
+    let options = setup.workload_options(args.seed, args.load);
+    let jobs = workload::load(&setup.trace, cluster, &options)?;
+
+    let bars = setup.progress();
     let results = std::thread::scope(|scope| {
-        let handles: Vec<_> = args
+        let handles: Vec<_> = setup
             .policies
             .iter()
-            .enumerate()
-            .map(|(i, name)| {
-                let (cluster, jobs, sim_options, progress) =
-                    (&cluster, &jobs, &sim_options, &progress);
+            .map(|name| {
+                let bar = bars.add(ProgressBar::new(jobs.len() as u64));
+                bar.set_style(bar_style());
+                bar.set_prefix(name.clone());
+                bar.set_message("jobs");
+                let (jobs, sim_options) = (&jobs, &sim_options);
                 scope.spawn(move || {
                     let t0 = Instant::now();
                     let result = run_policy(cluster, jobs, name, sim_options, &mut |_, done| {
-                        progress[i].0.store(done as u64, Ordering::Relaxed);
+                        bar.set_position(done as u64)
                     });
-                    progress[i].0.store(total_jobs, Ordering::Relaxed);
-                    progress[i].1.store(1, Ordering::Relaxed);
+                    bar.finish();
                     (result, t0.elapsed())
                 })
             })
             .collect();
-        let bar = scope.spawn(|| {
-            let mut shown = false;
-            while !finished.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(200));
-                // Only runs longer than a second get a bar, and only on a terminal.
-                if args.quiet
-                    || !std::io::stderr().is_terminal()
-                    || started.elapsed() < Duration::from_secs(1)
-                {
-                    continue;
-                }
-                shown = true;
-                let parts: Vec<String> = args
-                    .policies
-                    .iter()
-                    .zip(&progress)
-                    .map(|(name, (done, _))| {
-                        let done = done.load(Ordering::Relaxed);
-                        let width = 20;
-                        let filled = (done * width / total_jobs.max(1)) as usize;
-                        format!(
-                            "{name} [{}{}] {done}/{total_jobs}",
-                            "#".repeat(filled),
-                            ".".repeat(width as usize - filled)
-                        )
-                    })
-                    .collect();
-                eprint!(
-                    "\r{}  {:.0}s ",
-                    parts.join("  "),
-                    started.elapsed().as_secs_f64()
-                );
-                let _ = std::io::stderr().flush();
-            }
-            if shown {
-                eprintln!();
-            }
-        });
-        let results: Vec<_> = handles
+        handles
             .into_iter()
             .map(|h| h.join().expect("simulation thread"))
-            .collect();
-        finished.store(true, Ordering::Relaxed);
-        let _ = bar.join();
-        results
+            .collect::<Vec<_>>()
     });
 
     let mut metrics: BTreeMap<String, PolicyMetrics> = BTreeMap::new();
-    let mut collectors = Vec::new();
-    for (name, (result, elapsed)) in args.policies.iter().zip(results) {
+    let mut collectors: Vec<(String, Collector)> = Vec::new();
+    for (name, (result, elapsed)) in setup.policies.iter().zip(results) {
         let (m, counters, collector) = result?;
-        if !args.quiet {
+        if !setup.quiet {
             eprintln!(
                 "{name}: {} jobs, {} containers, {} offers, {} events in {:.1}s wall (core: {:.1}s)",
                 m.jobs,
@@ -260,30 +299,142 @@ fn run(args: &Args) -> Result<(), String> {
         collectors.push((name.clone(), collector));
         metrics.insert(name.clone(), m);
     }
-    if let Some(dir) = &args.plot {
+    if let Some(dir) = &setup.plot {
         plot::write_all(dir, &metrics, &collectors, &jobs)?;
     }
-    if args.json {
-        let document = json!({
-            "policies": metrics,
-            "setup": {
-                "trace": args.trace,
-                "cluster": cluster.name,
-                "jobs": jobs.len(),
-                "seed": args.seed,
-                "users": options.users,
-                "scale_from": args.scale_from,
-                "hours": args.hours,
-            }
-        });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&document).map_err(|e| e.to_string())?
-        );
-    } else {
-        print_table(&metrics);
+    match args.format {
+        Format::Json => {
+            let mut document = json!({
+                "policies": metrics,
+                "setup": setup.setup_json(cluster, jobs.len()),
+            });
+            document["setup"]["seed"] = json!(args.seed);
+            document["setup"]["load"] = json!(args.load);
+            print_json(&document)
+        }
+        Format::Table => {
+            print_table(&metrics);
+            Ok(())
+        }
     }
+}
+
+fn print_json(document: &serde_json::Value) -> Result<(), String> {
+    println!(
+        "{}",
+        serde_json::to_string_pretty(document).map_err(|e| e.to_string())?
+    );
     Ok(())
+}
+
+/// The workload of one (load, seed) cell of the sweep.
+struct Cell {
+    load: f64,
+    seed: u64,
+    jobs: Vec<JobSpec>,
+}
+
+fn run_sweep(args: &SweepArgs) -> Result<(), String> {
+    let setup = &args.setup;
+    let prepared = setup.prepare()?;
+    let cluster = &prepared.cluster;
+    // Workloads first, so a bad trace fails before any run.
+    let mut cells = Vec::new();
+    for &load in &args.loads {
+        for &seed in &args.seeds {
+            let jobs = workload::load(&setup.trace, cluster, &setup.workload_options(seed, load))?;
+            cells.push(Cell { load, seed, jobs });
+        }
+    }
+    let grid: Vec<(&String, &Cell)> = setup
+        .policies
+        .iter()
+        .flat_map(|p| cells.iter().map(move |c| (p, c)))
+        .collect();
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, |n| n.get()),
+        |n| n as usize,
+    );
+
+    let bars = setup.progress();
+    let total = bars.add(ProgressBar::new(grid.len() as u64));
+    total.set_style(bar_style());
+    total.set_prefix("sweep");
+    total.set_message("runs");
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<Result<Run, String>>>> =
+        Mutex::new((0..grid.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..threads.min(grid.len()) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(&(policy, cell)) = grid.get(i) else {
+                    break;
+                };
+                let label = format!("{policy} ×{} seed {}", cell.load, cell.seed);
+                let bar = bars.insert_before(&total, ProgressBar::new(cell.jobs.len() as u64));
+                bar.set_style(bar_style());
+                bar.set_prefix(label.clone());
+                bar.set_message("jobs");
+                let options = prepared.sim_options(cell.seed);
+                let t0 = Instant::now();
+                let result = run_policy(cluster, &cell.jobs, policy, &options, &mut |_, done| {
+                    bar.set_position(done as u64)
+                })
+                .map(|(metrics, _, _)| Run {
+                    policy: policy.clone(),
+                    load: cell.load,
+                    seed: cell.seed,
+                    metrics,
+                })
+                .map_err(|e| format!("{label}: {e}"));
+                bar.finish_and_clear();
+                bars.remove(&bar);
+                if !setup.quiet {
+                    let outcome = result.as_ref().map_or("failed".to_string(), |r| {
+                        format!("{} of {} jobs", r.metrics.jobs, r.metrics.arrivals)
+                    });
+                    // Above the bars on a terminal, plainly on stderr otherwise.
+                    bars.suspend(|| {
+                        eprintln!(
+                            "{label}: {outcome} in {:.1}s wall",
+                            t0.elapsed().as_secs_f64()
+                        )
+                    });
+                }
+                results.lock().expect("no run panicked holding the lock")[i] = Some(result);
+                total.inc(1);
+            });
+        }
+    });
+    total.finish_and_clear();
+    let runs: Vec<Run> = results
+        .into_inner()
+        .expect("no run panicked holding the lock")
+        .into_iter()
+        .map(|r| r.expect("every run of the grid ran"))
+        .collect::<Result<_, _>>()?;
+    let summary = sweep::summarise(&runs, &setup.policies, &args.loads);
+    if let Some(dir) = &setup.plot {
+        plot::write_sweep(dir, &summary)?;
+    }
+    match args.format {
+        Format::Json => {
+            let mut document = json!({
+                "setup": setup.setup_json(cluster, cells.first().map_or(0, |c| c.jobs.len())),
+                "spread": "min and max over seeds",
+                "summary": summary,
+                "runs": runs,
+            });
+            document["setup"]["loads"] = json!(args.loads);
+            document["setup"]["seeds"] = json!(args.seeds);
+            print_json(&document)
+        }
+        Format::Table => {
+            sweep::print_table(&summary);
+            Ok(())
+        }
+    }
 }
 
 fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {

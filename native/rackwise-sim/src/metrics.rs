@@ -70,7 +70,43 @@ pub struct PolicyMetrics {
     pub jain_fairness: f64,
     pub makespan_s: f64,
     pub container_utilization: f64,
+    /// Share of placed maps by locality; `node_local` is the node-local fraction.
     pub map_locality: BTreeMap<String, f64>,
+    /// Jobs submitted (finished or not).
+    pub arrivals: usize,
+    /// Seconds from the first to the last arrival.
+    pub arrival_window_s: f64,
+    /// Arrivals per hour over the same middle 80 % as the steady-state throughput (the 10th to
+    /// the 90th percentile of arrival times), so the two compare like for like.
+    pub offered_jobs_per_hour: f64,
+    /// `throughput_jobs_per_hour / offered_jobs_per_hour`: 1 when the cluster keeps up.
+    pub throughput_share_of_offered: f64,
+    /// Jobs finished by the last arrival, per hour of the arrival window.
+    pub window_jobs_per_hour: f64,
+    /// Jobs finished by the last arrival, as a share of all arrivals (jobs still running at the
+    /// last arrival count against it even on an idle cluster: see docs/simulator.md).
+    pub window_completed_share: f64,
+    /// Node heartbeats offered to the scheduler, and those that placed no container although
+    /// work was pending (the simulator offers only then).
+    pub offers: u64,
+    pub offers_placing_nothing: u64,
+    /// Vetoes the core's starvation guard lifted, summed over offers (one per app per offer,
+    /// from the core's `Diagnostics::starved`); 0 for the baselines.
+    pub guard_lifts: u64,
+    /// Where the jobs' map output landed relative to the racks SAMP preferred for them; only
+    /// ShuffleWatcher names preferred racks, so `None` for every other policy.
+    pub preferred_racks: Option<PreferredRacks>,
+}
+
+/// Map output on the job's preferred racks, measured when its last map finished.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct PreferredRacks {
+    /// Jobs with a shuffle for which SAMP chose racks.
+    pub jobs: usize,
+    /// Mean over those jobs of the share of each job's map output on its preferred racks.
+    pub mean_job_share: f64,
+    /// All their map output bytes on preferred racks ÷ all their map output bytes.
+    pub byte_share: f64,
 }
 
 /// Accumulates a run's observations.
@@ -89,6 +125,11 @@ pub struct Collector {
     utilization_sum: f64,
     utilization_samples: u64,
     locality: [u64; 3],
+    offers: u64,
+    offers_placing_nothing: u64,
+    guard_lifts: u64,
+    /// Per job with a SAMP choice: (map output bytes on its preferred racks, all of them).
+    preferred_output: Vec<(f64, f64)>,
 }
 
 impl Collector {
@@ -106,6 +147,10 @@ impl Collector {
             utilization_sum: 0.0,
             utilization_samples: 0,
             locality: [0; 3],
+            offers: 0,
+            offers_placing_nothing: 0,
+            guard_lifts: 0,
+            preferred_output: Vec::new(),
         }
     }
 
@@ -129,6 +174,25 @@ impl Collector {
             Locality::OffSwitch => 2,
         };
         self.locality[i] += 1;
+    }
+
+    /// One offer ended; `placed` containers were allocated on it.
+    pub fn offer_done(&mut self, placed: u64) {
+        self.offers += 1;
+        if placed == 0 {
+            self.offers_placing_nothing += 1;
+        }
+    }
+
+    /// The core's starvation guard lifted the vetoes of `apps` apps in one offer.
+    pub fn guard_lifted(&mut self, apps: usize) {
+        self.guard_lifts += apps as u64;
+    }
+
+    /// A job's maps are all done: `preferred` of its `total` map output bytes sit on the racks
+    /// its policy preferred.
+    pub fn preferred_output(&mut self, preferred: f64, total: f64) {
+        self.preferred_output.push((preferred, total));
     }
 
     pub fn job_done(&mut self, job: usize, now_ms: u64) {
@@ -188,20 +252,34 @@ impl Collector {
         } else {
             0.0
         };
-        // Steady state: between the 10th and the 90th percentile of completions, so the
-        // ramp-up and the drain at the end are left out.
-        let throughput = if finishes.len() >= 10 {
-            let lo = finishes[finishes.len() / 10];
-            let hi = finishes[finishes.len() * 9 / 10];
-            let jobs = finishes.len() * 9 / 10 - finishes.len() / 10;
-            if hi > lo {
-                jobs as f64 / ((hi - lo) as f64 / 3_600_000.0)
-            } else {
-                0.0
-            }
+        let throughput = steady_rate_per_hour(&finishes).unwrap_or(all_jobs);
+        let mut arrivals: Vec<u64> = specs.iter().map(|s| s.submit_ms).collect();
+        arrivals.sort_unstable();
+        let (first_arrival, last_arrival) = (
+            arrivals.first().copied().unwrap_or(0),
+            arrivals.last().copied().unwrap_or(0),
+        );
+        let window_h = (last_arrival - first_arrival) as f64 / 3_600_000.0;
+        let offered = steady_rate_per_hour(&arrivals).unwrap_or(if window_h > 0.0 {
+            arrivals.len() as f64 / window_h
         } else {
-            all_jobs
-        };
+            0.0
+        });
+        let finished_in_window = finishes.partition_point(|&f| f <= last_arrival);
+        let preferred_racks = (!self.preferred_output.is_empty()).then(|| {
+            let shares: Vec<f64> = self
+                .preferred_output
+                .iter()
+                .map(|(on, all)| if *all > 0.0 { on / all } else { 1.0 })
+                .collect();
+            let on: f64 = self.preferred_output.iter().map(|(on, _)| on).sum();
+            let all: f64 = self.preferred_output.iter().map(|(_, all)| all).sum();
+            PreferredRacks {
+                jobs: shares.len(),
+                mean_job_share: round3(shares.iter().sum::<f64>() / shares.len() as f64),
+                byte_share: if all > 0.0 { round3(on / all) } else { 1.0 },
+            }
+        });
         let placed: u64 = self.locality.iter().sum();
         let share = |i: usize| {
             if placed == 0 {
@@ -240,8 +318,41 @@ impl Collector {
                 ("rack_local".to_string(), share(1)),
                 ("off_switch".to_string(), share(2)),
             ]),
+            arrivals: arrivals.len(),
+            arrival_window_s: round3(window_h * 3600.0),
+            offered_jobs_per_hour: round3(offered),
+            throughput_share_of_offered: if offered > 0.0 {
+                round3(throughput / offered)
+            } else {
+                0.0
+            },
+            window_jobs_per_hour: if window_h > 0.0 {
+                round3(finished_in_window as f64 / window_h)
+            } else {
+                0.0
+            },
+            window_completed_share: if arrivals.is_empty() {
+                0.0
+            } else {
+                round3(finished_in_window as f64 / arrivals.len() as f64)
+            },
+            offers: self.offers,
+            offers_placing_nothing: self.offers_placing_nothing,
+            guard_lifts: self.guard_lifts,
+            preferred_racks,
         }
     }
+}
+
+/// Events per hour between the 10th and the 90th percentile of `sorted` times (ms), so a ramp-up
+/// and a drain are left out; `None` with fewer than 10 events or no time between them.
+fn steady_rate_per_hour(sorted: &[u64]) -> Option<f64> {
+    if sorted.len() < 10 {
+        return None;
+    }
+    let (lo, hi) = (sorted.len() / 10, sorted.len() * 9 / 10);
+    let span_ms = sorted[hi] - sorted[lo];
+    (span_ms > 0).then(|| (hi - lo) as f64 / (span_ms as f64 / 3_600_000.0))
 }
 
 /// Seconds of one sample period, for documentation of the congestion count.

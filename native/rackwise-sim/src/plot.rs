@@ -1,176 +1,104 @@
-//! PNG charts without a plotting dependency: a tiny raster, lines and bars, and a PNG encoder
-//! using stored (uncompressed) deflate blocks. Charts carry no text; the legend is the file
-//! name and the colour order documented in docs/simulator.md.
+//! Charts as SVG, drawn with `plotters`. SVG keeps text as `<text>` elements for the viewer to
+//! render, so building needs no system font library; every chart has a title, axes with units
+//! and a legend.
 
 use crate::metrics::{Collector, PolicyMetrics};
+use crate::sweep::{format_load, Summary};
 use crate::workload::{JobSpec, ShuffleClass};
+use plotters::coord::Shift;
+use plotters::prelude::*;
 use std::collections::BTreeMap;
+use std::path::Path;
 
-/// Policy colours, in the order the policies were given.
-const COLOURS: [[u8; 3]; 8] = [
-    [31, 119, 180],
-    [255, 127, 14],
-    [44, 160, 44],
-    [214, 39, 40],
-    [148, 103, 189],
-    [140, 86, 75],
-    [227, 119, 194],
-    [127, 127, 127],
-];
+const SIZE: (u32, u32) = (900, 560);
+const GIB: f64 = (1u64 << 30) as f64;
 
-struct Canvas {
-    w: usize,
-    h: usize,
-    px: Vec<u8>,
+/// The colour of the i-th policy, in the order the policies were given.
+fn colour(i: usize) -> RGBColor {
+    let (r, g, b) = Palette99::pick(i).to_rgba().rgb();
+    RGBColor(r, g, b)
 }
 
-impl Canvas {
-    fn new(w: usize, h: usize) -> Canvas {
-        Canvas {
-            w,
-            h,
-            px: vec![255; w * h * 3],
-        }
-    }
-
-    fn set(&mut self, x: i64, y: i64, c: [u8; 3]) {
-        if x >= 0 && y >= 0 && (x as usize) < self.w && (y as usize) < self.h {
-            let i = (y as usize * self.w + x as usize) * 3;
-            self.px[i..i + 3].copy_from_slice(&c);
-        }
-    }
-
-    fn line(&mut self, (x0, y0): (f64, f64), (x1, y1): (f64, f64), c: [u8; 3]) {
-        let steps = ((x1 - x0).abs().max((y1 - y0).abs()) as usize).max(1);
-        for s in 0..=steps {
-            let t = s as f64 / steps as f64;
-            let (x, y) = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t);
-            self.set(x as i64, y as i64, c);
-            self.set(x as i64, y as i64 + 1, c);
-        }
-    }
-
-    fn rect(&mut self, x0: usize, y0: usize, x1: usize, y1: usize, c: [u8; 3]) {
-        for y in y0..y1 {
-            for x in x0..x1 {
-                self.set(x as i64, y as i64, c);
-            }
-        }
-    }
-
-    fn axes(&mut self, m: usize) {
-        let grey = [0, 0, 0];
-        let (w, h) = (self.w as f64, self.h as f64);
-        self.line((m as f64, h - m as f64), (w - m as f64, h - m as f64), grey);
-        self.line((m as f64, m as f64), (m as f64, h - m as f64), grey);
-    }
-
-    fn png(&self) -> Vec<u8> {
-        let mut raw = Vec::with_capacity((self.w * 3 + 1) * self.h);
-        for y in 0..self.h {
-            raw.push(0);
-            raw.extend_from_slice(&self.px[y * self.w * 3..(y + 1) * self.w * 3]);
-        }
-        let mut out = vec![0x89, b'P', b'N', b'G', 0x0D, 0x0A, 0x1A, 0x0A];
-        let mut ihdr = Vec::new();
-        ihdr.extend_from_slice(&(self.w as u32).to_be_bytes());
-        ihdr.extend_from_slice(&(self.h as u32).to_be_bytes());
-        ihdr.extend_from_slice(&[8, 2, 0, 0, 0]);
-        chunk(&mut out, b"IHDR", &ihdr);
-        chunk(&mut out, b"IDAT", &zlib_stored(&raw));
-        chunk(&mut out, b"IEND", &[]);
-        out
-    }
+fn drawing_error(path: &Path, e: impl std::fmt::Display) -> String {
+    format!("chart {}: {e}", path.display())
 }
 
-fn crc32(data: &[u8]) -> u32 {
-    let mut crc = 0xFFFF_FFFFu32;
-    for &b in data {
-        crc ^= b as u32;
-        for _ in 0..8 {
-            crc = if crc & 1 != 0 {
-                (crc >> 1) ^ 0xEDB8_8320
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    !crc
+/// Creates `dir` and runs `draw` on a blank SVG canvas written to `dir/name`.
+fn chart(
+    dir: &str,
+    name: &str,
+    draw: impl FnOnce(&DrawingArea<SVGBackend, Shift>) -> Result<(), String>,
+) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
+    let path = Path::new(dir).join(name);
+    let root = SVGBackend::new(&path, SIZE).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| drawing_error(&path, e))?;
+    draw(&root).map_err(|e| drawing_error(&path, e))?;
+    root.present().map_err(|e| drawing_error(&path, e))
 }
 
-fn chunk(out: &mut Vec<u8>, kind: &[u8; 4], data: &[u8]) {
-    out.extend_from_slice(&(data.len() as u32).to_be_bytes());
-    let mut body = kind.to_vec();
-    body.extend_from_slice(data);
-    out.extend_from_slice(&body);
-    out.extend_from_slice(&crc32(&body).to_be_bytes());
+fn legend<'a, DB: DrawingBackend + 'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, DB, CT>,
+) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| e.to_string())
 }
 
-/// zlib stream of stored deflate blocks (no compression: charts are small).
-fn zlib_stored(data: &[u8]) -> Vec<u8> {
-    let mut out = vec![0x78, 0x01];
-    let blocks: Vec<&[u8]> = data.chunks(65_535).collect();
-    for (i, block) in blocks.iter().enumerate() {
-        out.push(if i + 1 == blocks.len() { 1 } else { 0 });
-        let len = block.len() as u16;
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&(!len).to_le_bytes());
-        out.extend_from_slice(block);
-    }
-    if blocks.is_empty() {
-        out.extend_from_slice(&[1, 0, 0, 0xFF, 0xFF]);
-    }
-    let (mut a, mut b) = (1u32, 0u32);
-    for &x in data {
-        a = (a + x as u32) % 65_521;
-        b = (b + a) % 65_521;
-    }
-    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
-    out
-}
-
-const W: usize = 800;
-const H: usize = 500;
-const M: usize = 40;
-
-fn write(dir: &str, name: &str, canvas: &Canvas) -> Result<(), String> {
-    let path = std::path::Path::new(dir).join(name);
-    std::fs::write(&path, canvas.png()).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// throughput.png (bars), cdf-<class>.png (turnaround CDF per policy), cross-rack.png
-/// (cross-rack GiB per minute per policy).
+/// `compare --plot DIR`: throughput.svg (a bar per policy), cdf-<class>.svg (the turnaround
+/// CDF per policy and shuffle class, log time axis) and cross-rack.svg (cross-rack GiB per
+/// simulated minute per policy).
 pub fn write_all(
     dir: &str,
     metrics: &BTreeMap<String, PolicyMetrics>,
     collectors: &[(String, Collector)],
     jobs: &[JobSpec],
 ) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("{dir}: {e}"))?;
-    let mut bars = Canvas::new(W, H);
-    bars.axes(M);
-    let top = collectors
-        .iter()
-        .map(|(n, _)| metrics[n].throughput_jobs_per_hour)
-        .fold(0.0, f64::max)
-        .max(1e-9);
-    let slot = (W - 2 * M) / collectors.len().max(1);
-    for (i, (name, _)) in collectors.iter().enumerate() {
-        let height = ((H - 2 * M) as f64 * metrics[name].throughput_jobs_per_hour / top) as usize;
-        let x0 = M + i * slot + slot / 5;
-        bars.rect(
-            x0,
-            H - M - height,
-            x0 + slot * 3 / 5,
-            H - M,
-            COLOURS[i % COLOURS.len()],
-        );
-    }
-    write(dir, "throughput.png", &bars)?;
+    chart(dir, "throughput.svg", |root| {
+        let values: Vec<f64> = collectors
+            .iter()
+            .map(|(n, _)| metrics[n].throughput_jobs_per_hour)
+            .collect();
+        let top = values.iter().copied().fold(1.0, f64::max);
+        // `0..=last` as segments: one slot per policy.
+        let last = collectors.len().saturating_sub(1);
+        let mut c = ChartBuilder::on(root)
+            .caption("Steady-state throughput per policy", ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d((0..last).into_segmented(), 0.0..top * 1.1)
+            .map_err(|e| e.to_string())?;
+        c.configure_mesh()
+            .disable_x_mesh()
+            .x_desc("policy")
+            .y_desc("jobs per hour")
+            .x_label_formatter(&|x| match x {
+                SegmentValue::CenterOf(i) => collectors.get(*i).map_or(String::new(), |(n, _)| {
+                    format!("{n}: {:.1} jobs/h", metrics[n].throughput_jobs_per_hour)
+                }),
+                _ => String::new(),
+            })
+            .draw()
+            .map_err(|e| e.to_string())?;
+        c.draw_series(
+            Histogram::vertical(&c)
+                .margin(40)
+                .style_func(|x, _| match x {
+                    SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => colour(*i).filled(),
+                    SegmentValue::Last => BLACK.filled(),
+                })
+                .data(values.iter().enumerate().map(|(i, v)| (i, *v))),
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(())
+    })?;
 
     for class in ShuffleClass::ALL {
-        let mut canvas = Canvas::new(W, H);
-        canvas.axes(M);
         let curves: Vec<Vec<f64>> = collectors
             .iter()
             .map(|(_, c)| {
@@ -178,35 +106,49 @@ pub fn write_all(
                     .turnarounds(jobs)
                     .into_iter()
                     .filter(|(k, _)| *k == class)
-                    .map(|(_, t)| t)
+                    .map(|(_, t)| t.max(1.0))
                     .collect();
                 v.sort_by(f64::total_cmp);
                 v
             })
             .collect();
-        // Log-scaled time axis: turnarounds span seconds to days.
+        // Turnarounds span seconds to days: a log time axis.
         let max = curves
             .iter()
             .filter_map(|v| v.last())
-            .fold(1.0f64, |a, b| a.max(*b))
-            .max(10.0);
-        let x_of = |t: f64| M as f64 + (W - 2 * M) as f64 * (t.max(1.0).ln() / max.ln());
-        for (i, v) in curves.iter().enumerate() {
-            let mut last = (M as f64, (H - M) as f64);
-            for (k, t) in v.iter().enumerate() {
-                let p = (
-                    x_of(*t),
-                    (H - M) as f64 - (H - 2 * M) as f64 * (k + 1) as f64 / v.len() as f64,
-                );
-                canvas.line(last, p, COLOURS[i % COLOURS.len()]);
-                last = p;
+            .fold(10.0f64, |a, b| a.max(*b));
+        chart(dir, &format!("cdf-{}.svg", class.name()), |root| {
+            let mut c = ChartBuilder::on(root)
+                .caption(
+                    format!("Turnaround CDF, {} jobs", class.name()),
+                    ("sans-serif", 22),
+                )
+                .margin(15)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d((1.0..max * 1.1).log_scale(), 0.0..1.0)
+                .map_err(|e| e.to_string())?;
+            c.configure_mesh()
+                .x_desc("turnaround (s, log scale)")
+                .y_desc("fraction of jobs")
+                .draw()
+                .map_err(|e| e.to_string())?;
+            for (i, ((name, _), v)) in collectors.iter().zip(&curves).enumerate() {
+                let n = v.len() as f64;
+                c.draw_series(LineSeries::new(
+                    v.iter().enumerate().map(|(k, t)| (*t, (k + 1) as f64 / n)),
+                    colour(i).stroke_width(2),
+                ))
+                .map_err(|e| e.to_string())?
+                .label(format!("{name} ({} jobs)", v.len()))
+                .legend(move |(x, y)| {
+                    PathElement::new([(x, y), (x + 20, y)], colour(i).stroke_width(2))
+                });
             }
-        }
-        write(dir, &format!("cdf-{}.png", class.name()), &canvas)?;
+            legend(&mut c)
+        })?;
     }
 
-    let mut canvas = Canvas::new(W, H);
-    canvas.axes(M);
     let minutes = collectors
         .iter()
         .map(|(_, c)| c.timeline.len())
@@ -215,20 +157,110 @@ pub fn write_all(
         .max(1);
     let peak = collectors
         .iter()
-        .flat_map(|(_, c)| c.timeline.iter().map(|(a, b, d)| a + b + d))
-        .fold(1.0f64, f64::max);
-    for (i, (_, c)) in collectors.iter().enumerate() {
-        let mut last = None;
-        for (m, (a, b, d)) in c.timeline.iter().enumerate() {
-            let p = (
-                M as f64 + (W - 2 * M) as f64 * m as f64 / minutes as f64,
-                (H - M) as f64 - (H - 2 * M) as f64 * (a + b + d) / peak,
-            );
-            if let Some(l) = last {
-                canvas.line(l, p, COLOURS[i % COLOURS.len()]);
-            }
-            last = Some(p);
+        .flat_map(|(_, c)| c.timeline.iter().map(|(a, b, d)| (a + b + d) / GIB))
+        .fold(0.001f64, f64::max);
+    chart(dir, "cross-rack.svg", |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(
+                "Cross-rack traffic (shuffle, remote map reads, output replication)",
+                ("sans-serif", 22),
+            )
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..minutes as f64, 0.0..peak * 1.1)
+            .map_err(|e| e.to_string())?;
+        c.configure_mesh()
+            .x_desc("simulated time (min)")
+            .y_desc("cross-rack GiB per minute")
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (i, (name, collector)) in collectors.iter().enumerate() {
+            c.draw_series(LineSeries::new(
+                collector
+                    .timeline
+                    .iter()
+                    .enumerate()
+                    .map(|(m, (a, b, d))| (m as f64, (a + b + d) / GIB)),
+                colour(i),
+            ))
+            .map_err(|e| e.to_string())?
+            .label(name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new([(x, y), (x + 20, y)], colour(i).stroke_width(2))
+            });
         }
-    }
-    write(dir, "cross-rack.png", &canvas)
+        legend(&mut c)
+    })
+}
+
+/// `sweep --plot DIR`: sweep-throughput.svg and sweep-p95.svg, one line per policy against the
+/// offered load, each point the seed mean with a min–max error bar.
+pub fn write_sweep(dir: &str, summary: &Summary) -> Result<(), String> {
+    sweep_chart(
+        dir,
+        "sweep-throughput.svg",
+        "Steady-state throughput vs offered load (mean, min–max over seeds)",
+        "steady throughput (jobs per hour)",
+        "throughput_jobs_per_hour",
+        summary,
+    )?;
+    sweep_chart(
+        dir,
+        "sweep-p95.svg",
+        "p95 turnaround vs offered load (mean, min–max over seeds)",
+        "p95 turnaround (s)",
+        "p95_turnaround_s",
+        summary,
+    )
+}
+
+fn sweep_chart(
+    dir: &str,
+    name: &str,
+    title: &str,
+    y_desc: &str,
+    metric: &str,
+    summary: &Summary,
+) -> Result<(), String> {
+    let points = || {
+        summary
+            .policies
+            .iter()
+            .flat_map(|p| p.loads.iter().map(|l| (l.load, l.metrics[metric])))
+    };
+    let max_load = points().map(|(x, _)| x).fold(1.0, f64::max);
+    let top = points().map(|(_, s)| s.max).fold(1.0, f64::max);
+    chart(dir, name, |root| {
+        let mut c = ChartBuilder::on(root)
+            .caption(title, ("sans-serif", 20))
+            .margin(15)
+            .x_label_area_size(40)
+            .y_label_area_size(70)
+            .build_cartesian_2d(0.0..max_load * 1.05, 0.0..top * 1.1)
+            .map_err(|e| e.to_string())?;
+        c.configure_mesh()
+            .x_desc("offered load X (arrival rate × X)")
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| format_load(*x))
+            .draw()
+            .map_err(|e| e.to_string())?;
+        for (i, p) in summary.policies.iter().enumerate() {
+            let style = colour(i).stroke_width(2);
+            let line = p.loads.iter().map(|l| (l.load, l.metrics[metric].mean));
+            c.draw_series(LineSeries::new(line, style).point_size(3))
+                .map_err(|e| e.to_string())?
+                .label(match p.max_sustainable_load {
+                    Some(x) => format!("{} (max sustainable ×{})", p.policy, format_load(x)),
+                    None => format!("{} (no sustainable load)", p.policy),
+                })
+                .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+            c.draw_series(p.loads.iter().map(|l| {
+                let s = l.metrics[metric];
+                ErrorBar::new_vertical(l.load, s.min, s.mean, s.max, colour(i), 8)
+            }))
+            .map_err(|e| e.to_string())?;
+        }
+        legend(&mut c)
+    })
 }

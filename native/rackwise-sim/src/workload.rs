@@ -73,6 +73,9 @@ pub struct WorkloadOptions {
     pub hours: Option<f64>,
     /// SWIM's "bytes per reduce" B.
     pub bytes_per_reduce: u64,
+    /// Offered load X: every arrival time is divided by X (after `hours` picked the jobs by
+    /// their recorded time), so X = 4 offers the same jobs four times as fast.
+    pub load: f64,
 }
 
 impl Default for WorkloadOptions {
@@ -84,6 +87,7 @@ impl Default for WorkloadOptions {
             seed: 1,
             hours: None,
             bytes_per_reduce: 64 * MIB,
+            load: 1.0,
         }
     }
 }
@@ -298,16 +302,41 @@ pub fn load_mix(
     Ok(jobs)
 }
 
-/// A SWIM `.tsv` trace or a `.json` mix, by file name.
+/// Checks an offered load factor: a finite number above zero.
+pub fn check_load(load: f64) -> Result<f64, String> {
+    if load.is_finite() && load > 0.0 {
+        Ok(load)
+    } else {
+        Err(format!(
+            "load '{load}' must be a finite number above 0 (arrival times are divided by it)"
+        ))
+    }
+}
+
+/// Divides every arrival time by `load`, to the millisecond (a SWIM trace records whole
+/// seconds, so ×8 turns a 1 s gap into 125 ms rather than rounding it away).
+pub fn compress_arrivals(jobs: &mut [JobSpec], load: f64) -> Result<(), String> {
+    let load = check_load(load)?;
+    for job in jobs {
+        job.submit_ms = (job.submit_ms as f64 / load).round() as u64;
+    }
+    Ok(())
+}
+
+/// A SWIM `.tsv` trace or a `.json` mix, by file name, with its arrivals compressed by the
+/// options' load.
 pub fn load(
     path: &str,
     cluster: &Cluster,
     options: &WorkloadOptions,
 ) -> Result<Vec<JobSpec>, String> {
+    check_load(options.load)?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("trace {path}: {e}"))?;
-    if path.ends_with(".json") {
-        load_mix(&text, cluster, options)
+    let mut jobs = if path.ends_with(".json") {
+        load_mix(&text, cluster, options)?
     } else {
-        load_swim(&text, cluster, options)
-    }
+        load_swim(&text, cluster, options)?
+    };
+    compress_arrivals(&mut jobs, options.load)?;
+    Ok(jobs)
 }

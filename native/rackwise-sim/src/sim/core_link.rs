@@ -10,6 +10,7 @@
 use super::{JobPhase, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
 use crate::cluster::Cluster;
 use rackwise_core::mapreduce;
+use rackwise_core::policy::shufflewatcher::ShuffleWatcher;
 use rackwise_core::protocol::{
     AppId, Ask, EngineConfig, Event, Locality, NodeOffer, OfferRequest, Priority, QueueSettings,
 };
@@ -237,6 +238,8 @@ impl Sim<'_> {
             .expect("core policy has an engine")
             .offer(request);
         self.counters.core_time += started.elapsed();
+        self.collector
+            .guard_lifted(response.diagnostics.starved.len());
         let mut plan = OfferPlan::default();
         for queue in &response.plan.queues {
             let Some(user) = queue
@@ -267,6 +270,28 @@ impl Sim<'_> {
             plan.queues.push((user, start, plan.entries.len()));
         }
         plan
+    }
+
+    /// Records, once a job's maps are all done, how much of its map output sits on the racks
+    /// SAMP preferred for it (only ShuffleWatcher prefers racks; other policies record nothing).
+    pub(super) fn record_preferred_output(&mut self, j: u32) {
+        let Some(engine) = &self.engine else { return };
+        let Some(samp) = engine
+            .policy::<ShuffleWatcher>()
+            .and_then(|sw| sw.job(&self.app_ids[j as usize]))
+            .and_then(|placement| placement.samp.as_ref())
+        else {
+            return;
+        };
+        let output = &self.jobs[j as usize].output_by_rack;
+        let preferred: f64 = output
+            .iter()
+            .zip(&self.rack_names)
+            .filter(|(_, rack)| samp.preferred.contains(*rack))
+            .map(|(bytes, _)| bytes)
+            .sum();
+        self.collector
+            .preferred_output(preferred, output.iter().sum());
     }
 
     fn job_stats(&self, j: u32) -> Event {

@@ -53,6 +53,7 @@ impl Sim<'_> {
     pub(super) fn offer(&mut self, node: u32) {
         self.counters.offers += 1;
         self.offer_seq += 1;
+        let containers_before = self.counters.containers;
         match self.policy {
             Policy::Fifo => self.offer_fifo(node),
             Policy::Fair => self.offer_fair(node, false, None),
@@ -62,6 +63,8 @@ impl Sim<'_> {
                 self.offer_fair(node, false, Some(plan));
             }
         }
+        self.collector
+            .offer_done(self.counters.containers - containers_before);
     }
 
     fn offer_fifo(&mut self, node: u32) {

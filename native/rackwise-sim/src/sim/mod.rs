@@ -65,7 +65,16 @@ pub enum Policy {
     Core(String),
 }
 
+/// The stock schedulers the simulator emulates, by the names `Policy::parse` accepts: every
+/// comparison's "best stock" is the best of these.
+pub const BASELINES: &[&str] = &["fair", "delay", "fifo"];
+
 impl Policy {
+    /// Whether the policy is one of the stock `BASELINES` rather than a Rackwise core policy.
+    pub fn is_baseline(&self) -> bool {
+        !matches!(self, Policy::Core(_))
+    }
+
     pub fn parse(name: &str) -> Policy {
         match name {
             "fair" => Policy::Fair,

@@ -284,6 +284,8 @@ impl Sim<'_> {
             if job.reduces_total == 0 {
                 self.job_done(j);
             } else {
+                self.record_preferred_output(j);
+                let job = &self.jobs[j as usize];
                 let shuffling: Vec<u32> = (0..job.reduces.len() as u32)
                     .filter(|&r| job.reduces[r as usize].shuffling)
                     .collect();

@@ -1,0 +1,377 @@
+//! `rackwise-sim sweep`: every (policy, offered load, seed) run, summarised per policy and load
+//! as the mean and the min–max spread over seeds, each policy's maximum sustainable load, and
+//! the best stock baseline per metric with every core policy's ratio to it. The definitions
+//! are in docs/simulator.md ("Sweeps").
+
+use crate::metrics::PolicyMetrics;
+use crate::sim::Policy;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// A load is sustainable while the steady throughput is at least this share of the offered rate…
+pub const SUSTAINABLE_THROUGHPUT_SHARE: f64 = 0.95;
+/// …and the p95 turnaround at most this multiple of its value at the lowest load swept.
+pub const SUSTAINABLE_P95_GROWTH: f64 = 3.0;
+
+/// One figure the sweep summarises, and which way is better.
+pub struct Metric {
+    pub name: &'static str,
+    /// Column heading with its unit.
+    pub heading: &'static str,
+    pub higher_is_better: bool,
+    pub of: fn(&PolicyMetrics) -> f64,
+}
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// Every summarised metric, in table order.
+pub const METRICS: &[Metric] = &[
+    Metric {
+        name: "throughput_jobs_per_hour",
+        heading: "jobs/h",
+        higher_is_better: true,
+        of: |m| m.throughput_jobs_per_hour,
+    },
+    Metric {
+        name: "throughput_share_of_offered",
+        heading: "% offered",
+        higher_is_better: true,
+        of: |m| m.throughput_share_of_offered * 100.0,
+    },
+    Metric {
+        name: "p95_turnaround_s",
+        heading: "p95 s",
+        higher_is_better: false,
+        of: |m| m.p95_turnaround_s,
+    },
+    Metric {
+        name: "makespan_s",
+        heading: "makespan s",
+        higher_is_better: false,
+        of: |m| m.makespan_s,
+    },
+    Metric {
+        name: "cross_rack_shuffle_gib",
+        heading: "xr-shfl GiB",
+        higher_is_better: false,
+        of: |m| m.cross_rack_shuffle_bytes as f64 / GIB,
+    },
+    Metric {
+        name: "node_local_fraction",
+        heading: "node-local",
+        higher_is_better: true,
+        of: |m| m.map_locality.get("node_local").copied().unwrap_or(0.0),
+    },
+];
+
+/// Mean and range of one metric over seeds.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Spread {
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+impl Spread {
+    pub fn of(values: &[f64]) -> Spread {
+        let mean = values.iter().sum::<f64>() / values.len().max(1) as f64;
+        Spread {
+            mean,
+            min: values.iter().copied().fold(f64::INFINITY, f64::min),
+            max: values.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        }
+    }
+}
+
+/// One finished run of the grid.
+#[derive(Debug, Clone, Serialize)]
+pub struct Run {
+    pub policy: String,
+    pub load: f64,
+    pub seed: u64,
+    pub metrics: PolicyMetrics,
+}
+
+/// A policy at one load, over seeds.
+#[derive(Debug, Clone, Serialize)]
+pub struct LoadSummary {
+    pub load: f64,
+    pub seeds: usize,
+    /// By metric name (`METRICS`).
+    pub metrics: BTreeMap<&'static str, Spread>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PolicySummary {
+    pub policy: String,
+    pub baseline: bool,
+    pub loads: Vec<LoadSummary>,
+    /// `None` when even the lowest load swept is not sustainable.
+    pub max_sustainable_load: Option<f64>,
+}
+
+/// The best baseline for one metric at one load (or for the maximum sustainable load), and
+/// each core policy's ratio to it (core ÷ best stock, on seed means).
+#[derive(Debug, Clone, Serialize)]
+pub struct BestStock {
+    pub metric: &'static str,
+    /// `None` for the maximum sustainable load.
+    pub load: Option<f64>,
+    pub policy: String,
+    pub value: f64,
+    pub ratios: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub policies: Vec<PolicySummary>,
+    pub best_stock: Vec<BestStock>,
+}
+
+/// Summarises finished runs; `policies` and `loads` give the order.
+pub fn summarise(runs: &[Run], policies: &[String], loads: &[f64]) -> Summary {
+    let mut loads = loads.to_vec();
+    loads.sort_by(f64::total_cmp);
+    let summaries: Vec<PolicySummary> = policies
+        .iter()
+        .map(|policy| {
+            let per_load: Vec<LoadSummary> = loads
+                .iter()
+                .map(|&load| {
+                    let of_load: Vec<&PolicyMetrics> = runs
+                        .iter()
+                        .filter(|r| &r.policy == policy && r.load == load)
+                        .map(|r| &r.metrics)
+                        .collect();
+                    LoadSummary {
+                        load,
+                        seeds: of_load.len(),
+                        metrics: METRICS
+                            .iter()
+                            .map(|m| {
+                                let values: Vec<f64> = of_load.iter().map(|r| (m.of)(r)).collect();
+                                (m.name, Spread::of(&values))
+                            })
+                            .collect(),
+                    }
+                })
+                .collect();
+            PolicySummary {
+                policy: policy.clone(),
+                baseline: Policy::parse(policy).is_baseline(),
+                max_sustainable_load: max_sustainable_load(&per_load),
+                loads: per_load,
+            }
+        })
+        .collect();
+    let best_stock = best_stock(&summaries, &loads);
+    Summary {
+        policies: summaries,
+        best_stock,
+    }
+}
+
+/// The highest load up to which every swept load (ascending) keeps the seed-mean throughput at
+/// ≥ 95 % of the offered rate and the seed-mean p95 turnaround at ≤ 3× its value at the lowest
+/// load. A load that passes above one that failed does not count: a sustainable rate is one the
+/// cluster holds at every lighter load too.
+pub fn max_sustainable_load(per_load: &[LoadSummary]) -> Option<f64> {
+    let reference_p95 = per_load.first()?.metrics["p95_turnaround_s"].mean;
+    per_load
+        .iter()
+        .take_while(|l| {
+            l.metrics["throughput_share_of_offered"].mean >= SUSTAINABLE_THROUGHPUT_SHARE * 100.0
+                && l.metrics["p95_turnaround_s"].mean <= SUSTAINABLE_P95_GROWTH * reference_p95
+        })
+        .last()
+        .map(|l| l.load)
+}
+
+fn better(metric: &Metric, a: f64, b: f64) -> bool {
+    if metric.higher_is_better {
+        a > b
+    } else {
+        a < b
+    }
+}
+
+fn best_stock(summaries: &[PolicySummary], loads: &[f64]) -> Vec<BestStock> {
+    let (stock, core): (Vec<&PolicySummary>, Vec<&PolicySummary>) =
+        summaries.iter().partition(|s| s.baseline);
+    if stock.is_empty() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for (i, &load) in loads.iter().enumerate() {
+        for m in METRICS {
+            let mean = |s: &PolicySummary| s.loads[i].metrics[m.name].mean;
+            let best = stock
+                .iter()
+                .copied()
+                .reduce(|a, b| if better(m, mean(b), mean(a)) { b } else { a })
+                .expect("stock is not empty");
+            out.push(BestStock {
+                metric: m.name,
+                load: Some(load),
+                policy: best.policy.clone(),
+                value: mean(best),
+                ratios: core
+                    .iter()
+                    .map(|c| (c.policy.clone(), ratio(mean(c), mean(best))))
+                    .collect(),
+            });
+        }
+    }
+    let sustainable = |s: &PolicySummary| s.max_sustainable_load.unwrap_or(0.0);
+    let best = stock
+        .iter()
+        .copied()
+        .reduce(|a, b| {
+            if sustainable(b) > sustainable(a) {
+                b
+            } else {
+                a
+            }
+        })
+        .expect("stock is not empty");
+    out.push(BestStock {
+        metric: "max_sustainable_load",
+        load: None,
+        policy: best.policy.clone(),
+        value: sustainable(best),
+        ratios: core
+            .iter()
+            .map(|c| (c.policy.clone(), ratio(sustainable(c), sustainable(best))))
+            .collect(),
+    });
+    out
+}
+
+fn ratio(value: f64, reference: f64) -> f64 {
+    if reference == 0.0 {
+        f64::NAN
+    } else {
+        value / reference
+    }
+}
+
+/// Prints the summary as text tables.
+pub fn print_table(summary: &Summary) {
+    let mut heading = format!("{:<16} {:>6}", "policy", "load");
+    for m in METRICS {
+        heading.push_str(&format!(" {:>24}", m.heading));
+    }
+    println!("mean [min–max] over seeds");
+    println!("{heading}");
+    for p in &summary.policies {
+        for l in &p.loads {
+            let mut row = format!("{:<16} {:>6} ", p.policy, format_load(l.load));
+            for m in METRICS {
+                let s = l.metrics[m.name];
+                row.push_str(&format!(
+                    " {:>24}",
+                    format!("{} [{}–{}]", figure(s.mean), figure(s.min), figure(s.max))
+                ));
+            }
+            println!("{row}");
+        }
+    }
+    println!();
+    println!(
+        "max sustainable load (highest X with seed-mean throughput ≥ {:.0} % of offered and p95 ≤ {}× \
+         its lowest-load value, at X and every lower load):",
+        SUSTAINABLE_THROUGHPUT_SHARE * 100.0,
+        SUSTAINABLE_P95_GROWTH
+    );
+    for p in &summary.policies {
+        println!(
+            "  {:<16} {}",
+            p.policy,
+            p.max_sustainable_load
+                .map_or("none (not even the lowest load)".to_string(), format_load)
+        );
+    }
+    if summary.best_stock.is_empty() {
+        return;
+    }
+    println!();
+    println!(
+        "best stock (best baseline per metric and load, seed means) and each core policy ÷ it:"
+    );
+    for b in &summary.best_stock {
+        let ratios: Vec<String> = b
+            .ratios
+            .iter()
+            .map(|(p, r)| format!("{p} ×{r:.2}"))
+            .collect();
+        let (at, value) = match b.load {
+            Some(load) => (format!("load {}", format_load(load)), figure(b.value)),
+            None => ("any load".to_string(), format_load(b.value)),
+        };
+        println!(
+            "  {at:<10} {:<28} best stock {} = {value}; {}",
+            b.metric,
+            b.policy,
+            ratios.join(", ")
+        );
+    }
+}
+
+/// Loads print as given (1, 2.5), not as 1.000.
+pub fn format_load(load: f64) -> String {
+    format!("{load}")
+}
+
+/// Three significant-ish digits: enough to compare, few enough to read.
+fn figure(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(load: f64, share_pct: f64, p95: f64) -> LoadSummary {
+        let flat = |x| Spread {
+            mean: x,
+            min: x,
+            max: x,
+        };
+        LoadSummary {
+            load,
+            seeds: 1,
+            metrics: BTreeMap::from([
+                ("throughput_share_of_offered", flat(share_pct)),
+                ("p95_turnaround_s", flat(p95)),
+            ]),
+        }
+    }
+
+    #[test]
+    fn sustainable_load_is_the_last_of_the_unbroken_run_of_passing_loads() {
+        // 6 fails on throughput (94 % < 95 %); 8 passes again but does not count.
+        let loads = [
+            at(1.0, 100.0, 50.0),
+            at(4.0, 97.0, 140.0),
+            at(6.0, 94.0, 100.0),
+            at(8.0, 99.0, 100.0),
+        ];
+        assert_eq!(max_sustainable_load(&loads), Some(4.0));
+        // p95 above 3× the lowest load's (150 s) fails too.
+        let loads = [at(1.0, 100.0, 50.0), at(2.0, 100.0, 151.0)];
+        assert_eq!(max_sustainable_load(&loads), Some(1.0));
+        assert_eq!(max_sustainable_load(&[at(1.0, 80.0, 50.0)]), None);
+    }
+
+    #[test]
+    fn spread_is_mean_min_and_max() {
+        let s = Spread::of(&[3.0, 1.0, 8.0]);
+        assert_eq!((s.mean, s.min, s.max), (4.0, 1.0, 8.0));
+    }
+}
