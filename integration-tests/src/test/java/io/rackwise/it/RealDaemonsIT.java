@@ -13,11 +13,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Rackwise as an operator installs it: separate NameNode, DataNode, ResourceManager and
@@ -27,23 +30,36 @@ import org.junit.jupiter.api.Timeout;
  * ({@code RunJar}) processes; the RM's own JMX servlet shows that the native core steered them
  * ({@code native.required} is on, so a fallback would have stopped the RM instead).
  *
- * <p>The Hadoop runtime is the classpath Maven resolved for this module without the Rackwise
- * jar ({@code rackwise.hadoop.classpath.file}); the jar is the one the build just made
- * ({@code rackwise.jar}).
+ * <p>Once per Hadoop line the jar supports: 3.4 (the classpath Maven resolved for this module
+ * without the Rackwise jar) and 3.3 (the hadoop-3.3-runtime module's). The jar is the same one,
+ * the one the build just made ({@code rackwise.jar}).
  */
 class RealDaemonsIT {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  @Test
+  /**
+   * The Hadoop lines one jar supports, each as the system property naming its runtime's
+   * classpath file: this module's own Hadoop (3.4) and the hadoop-3.3-runtime module's.
+   */
+  static Stream<Arguments> hadoopRuntimes() {
+    return Stream.of(Arguments.of("3.4", "rackwise.hadoop.classpath.file"),
+        Arguments.of("3.3", "rackwise.hadoop33.classpath.file"));
+  }
+
+  @ParameterizedTest(name = "Hadoop {0}")
+  @MethodSource("hadoopRuntimes")
   @Timeout(value = 20, unit = TimeUnit.MINUTES)
-  void stockJobsRunUnderRackwiseInARealResourceManagerProcess() throws Exception {
+  void stockJobsRunUnderRackwiseInARealResourceManagerProcess(String line,
+      String classpathProperty) throws Exception {
     // Under target/, not a temporary directory: the daemons' logs stay for a failed build.
-    Path work = Path.of("target", "real-daemons").toAbsolutePath();
+    Path work = Path.of("target", "real-daemons-" + line).toAbsolutePath();
     org.apache.hadoop.fs.FileUtil.fullyDelete(work.toFile());
     Files.createDirectories(work);
-    String classpath = Files.readString(
-        Path.of(System.getProperty("rackwise.hadoop.classpath.file"))).trim();
+    Path classpathFile = Path.of(System.getProperty(classpathProperty));
+    assertTrue(Files.isRegularFile(classpathFile), "the Hadoop " + line + " runtime's classpath "
+        + classpathFile + " (built by the reactor before this module)");
+    String classpath = Files.readString(classpathFile).trim();
     Path rackwiseJar = Path.of(System.getProperty("rackwise.jar"));
     assertTrue(Files.isRegularFile(rackwiseJar), "the built jar: " + rackwiseJar);
     Path examples = Arrays.stream(classpath.split(File.pathSeparator))
