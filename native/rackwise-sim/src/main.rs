@@ -166,6 +166,7 @@ fn run(args: &Args) -> Result<(), String> {
         seed: args.seed,
         core_settings: args.core_settings.clone(),
         queue_settings: args.queue_settings.clone(),
+        ..SimOptions::default()
     };
 
     let started = Instant::now();
@@ -274,6 +275,7 @@ fn run(args: &Args) -> Result<(), String> {
                 "users": options.users,
                 "scale_from": args.scale_from,
                 "hours": args.hours,
+                "netsat": rackwise_sim::sim::netsat_label(&args.core_settings),
             }
         });
         println!(
