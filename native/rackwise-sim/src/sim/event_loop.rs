@@ -100,7 +100,7 @@ impl Sim<'_> {
         }
         let total = self.nodes.len() as u64 * self.cluster.containers_per_node as u64;
         format!(
-            "{policy:?} stalled at {now:.1} s: {why}; last progress at {last:.1} s. Containers \
+            "{policy:?} stalled at {now:.1} s: {why}; no progress since {last:.1} s. Containers \
              held: AM {am}, map {map}, reduce {reduce} ({free} of {total} free). Pending asks: \
              AM {ask_am}, map {ask_map}, reduce {ask_reduce}. Jobs: not arrived {}, waiting \
              for an AM container {}, AM starting {}, running {}, done {}",
