@@ -461,3 +461,87 @@ impl Sim<'_> {
 fn misses_full_node_offers(job: &Job) -> bool {
     !job.am_pending && job.pending_reduces == 0 && job.pending_maps > 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimOptions;
+    use crate::workload::{JobSpec, ShuffleClass};
+    use crate::Cluster;
+
+    /// One rack of ten single-container nodes; one job of one map with its split on one node.
+    fn ten_nodes() -> Cluster {
+        Cluster {
+            racks: 1,
+            nodes_per_rack: 10,
+            containers_per_node: 1,
+            replication: 1,
+            ..Cluster::preset("sw100").unwrap()
+        }
+    }
+
+    fn one_map_job() -> Vec<JobSpec> {
+        vec![JobSpec {
+            name: "j".into(),
+            submit_ms: 0,
+            user: 0,
+            input_bytes: 64 << 20,
+            shuffle_bytes: 0,
+            output_bytes: 0,
+            maps: 1,
+            reduces: 0,
+            class: ShuffleClass::of_shuffle_bytes(0),
+        }]
+    }
+
+    /// The job arrived, its AM holds a container (its node is full) and asked for the map at
+    /// `now_ms`; returns the simulator and a free node without the split.
+    fn map_asked<'a>(cluster: &'a Cluster, specs: &'a [JobSpec], now_ms: u64) -> (Sim<'a>, u32) {
+        let options = SimOptions {
+            delay_locality_threshold_node: 0.5,
+            ..SimOptions::default()
+        };
+        let mut sim = Sim::new(cluster, specs, Policy::Delay, &options).unwrap();
+        sim.arrive(0);
+        sim.offer(0);
+        assert!(
+            sim.jobs[0].phase == JobPhase::AmStarting,
+            "the AM is placed"
+        );
+        sim.am_ready(0);
+        sim.now = now_ms;
+        let split = sim.jobs[0].maps[0].replicas[0];
+        let other = (1..10).find(|&n| n != split).unwrap();
+        (sim, other)
+    }
+
+    /// `locality.threshold.node` 0.5 of 10 nodes: the level relaxes past 5 missed
+    /// opportunities, however little time passed. Five offers of a node without the split at
+    /// one instant place nothing; the sixth places the map rack-local.
+    #[test]
+    fn delay_relaxes_after_threshold_times_nodes_missed_offers_not_after_a_time() {
+        let (cluster, specs) = (ten_nodes(), one_map_job());
+        let (mut sim, other) = map_asked(&cluster, &specs, 0);
+        for offer in 1..=5 {
+            sim.offer(other);
+            assert_eq!(sim.jobs[0].pending_maps, 1, "offer {offer} placed the map");
+        }
+        sim.offer(other);
+        assert_eq!(sim.jobs[0].pending_maps, 0, "the sixth offer places it");
+        assert_eq!(sim.collector.finish(&specs).map_locality["rack_local"], 1.0);
+    }
+
+    /// The AM's full node beats once a second without running as an event; each beat is a
+    /// missed opportunity too. 3.5 s later one offer makes 4.5 missed (held); 5.5 s later it
+    /// makes 6.5 (placed).
+    #[test]
+    fn a_full_nodes_heartbeats_count_as_missed_opportunities() {
+        let (cluster, specs) = (ten_nodes(), one_map_job());
+        let (mut sim, other) = map_asked(&cluster, &specs, 3_500);
+        sim.offer(other);
+        assert_eq!(sim.jobs[0].pending_maps, 1, "4.5 missed must hold the map");
+        let (mut sim, other) = map_asked(&cluster, &specs, 5_500);
+        sim.offer(other);
+        assert_eq!(sim.jobs[0].pending_maps, 0, "6.5 missed must place the map");
+    }
+}
