@@ -1,7 +1,7 @@
 //! `rackwise-sim compare`: runs policies over one workload on one cluster and prints metrics.
 
 use rackwise_sim::metrics::PolicyMetrics;
-use rackwise_sim::sim::{core_engine, Policy, SimOptions};
+use rackwise_sim::sim::{core_engine, Policy, SimOptions, BASELINES};
 use rackwise_sim::{plot, run_policy, workload, Cluster, WorkloadOptions};
 use serde_json::json;
 use std::collections::BTreeMap;
@@ -15,7 +15,7 @@ const USAGE: &str = "usage: rackwise-sim compare --trace PATH --cluster PRESET_O
 --format json|table [--plot DIR] [--random-users] [--bytes-per-reduce-mib N] \
 [--core-setting KEY=VALUE]... [--queue-setting KEY=VALUE]... [--quiet]
 
-presets: sw100, nas600, nas40; baselines: fair, delay, fifo; any other name is a policy of the
+presets: sw100, nas600, nas40; baselines: fair, delay, fair-fifo, fifo; any other name is a policy of the
 Rackwise core (its configuration error is reported if it does not know the name).
 A trace ending in .json is a synthetic mix; anything else is a SWIM .tsv trace.";
 
@@ -157,8 +157,14 @@ fn run(args: &Args) -> Result<(), String> {
     // the core's own configuration error, naming the policy and the names it accepts.
     for name in &args.policies {
         if let Policy::Core(name) = Policy::parse(name) {
-            core_engine(&name, &cluster, &args.core_settings, &args.queue_settings)
-                .map_err(|e| format!("policy '{name}' is not a baseline (fair, delay, fifo) and the core refused it: {e}"))?;
+            core_engine(&name, &cluster, &args.core_settings, &args.queue_settings).map_err(
+                |e| {
+                    format!(
+                        "policy '{name}' is not a baseline ({}) and the core refused it: {e}",
+                        BASELINES.join(", ")
+                    )
+                },
+            )?;
         }
     }
     let jobs = workload::load(&args.trace, &cluster, &options)?;
