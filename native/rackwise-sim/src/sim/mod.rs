@@ -1,5 +1,6 @@
 //! The discrete-event simulation: a YARN cluster running MapReduce jobs, scheduled either by a
-//! stock baseline (`BASELINES`: fair, delay, fair-fifo, fifo) or by FairScheduler steered by the Rackwise core.
+//! stock baseline (`BASELINES`: fair, delay, fair-fifo, fifo) or by FairScheduler steered by
+//! the Rackwise core.
 //!
 //! Time is in milliseconds. Events sit in one heap ordered by (time, sequence), so equal times
 //! resolve in insertion order and a run is a pure function of its inputs and seed. A node is
