@@ -217,3 +217,31 @@ fn rack_loads_for_a_core_not_being_called_are_coalesced() {
     );
     assert_eq!(counters.netsat, "feed (with a host agent)");
 }
+
+#[test]
+fn options_hadoop_would_refuse_are_refused_by_name() {
+    let cluster = rack(2, 1);
+    let jobs = vec![map_only(0, 0, 1, 0)];
+    let cases = [
+        (
+            SimOptions {
+                max_am_share: 1.5,
+                ..SimOptions::default()
+            },
+            "max_am_share 1.5: must be within 0..=1, or -1 to switch the check off",
+        ),
+        (
+            SimOptions {
+                delay_locality_threshold_rack: f64::NAN,
+                ..SimOptions::default()
+            },
+            "delay_locality_threshold_rack NaN: must be a finite number",
+        ),
+    ];
+    for (options, message) in cases {
+        let error = run_policy(&cluster, &jobs, "delay", &options, &mut |_, _| {})
+            .err()
+            .expect("refused");
+        assert_eq!(error, message);
+    }
+}
