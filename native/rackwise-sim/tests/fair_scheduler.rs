@@ -239,9 +239,8 @@ fn options_hadoop_would_refuse_are_refused_by_name() {
         ),
     ];
     for (options, message) in cases {
-        let error = run_policy(&cluster, &jobs, "delay", &options, &mut |_, _| {})
-            .err()
-            .expect("refused");
+        let error =
+            run_policy(&cluster, &jobs, "delay", &options, &mut |_, _| {}).expect_err("refused");
         assert_eq!(error, message);
     }
 }
