@@ -16,7 +16,8 @@ pub use metrics::PolicyMetrics;
 pub use sim::{Policy, RunCounters, Sim, SimOptions};
 pub use workload::{JobSpec, WorkloadOptions};
 
-/// Runs one policy over the jobs and returns its metrics, counters and raw observations.
+/// Runs one policy over the jobs and returns its metrics, counters and raw observations; an
+/// invalid setup or a run that stalls (the progress watchdog) is an error.
 pub fn run_policy(
     cluster: &Cluster,
     jobs: &[JobSpec],
@@ -25,5 +26,5 @@ pub fn run_policy(
     progress: &mut dyn FnMut(u64, usize),
 ) -> Result<(PolicyMetrics, RunCounters, metrics::Collector), String> {
     let sim = Sim::new(cluster, jobs, Policy::parse(policy), options)?;
-    Ok(sim.run(progress))
+    sim.run(progress)
 }

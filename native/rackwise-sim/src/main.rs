@@ -173,6 +173,7 @@ impl Prepared {
             seed,
             core_settings: self.core_settings.clone(),
             queue_settings: self.queue_settings.clone(),
+            ..SimOptions::default()
         }
     }
 }
@@ -229,6 +230,7 @@ impl Setup {
             "users": self.users(),
             "scale_from": self.scale_from,
             "hours": self.hours,
+            "netsat": rackwise_sim::sim::netsat_label(&self.core_settings.iter().cloned().collect()),
         })
     }
 

@@ -18,9 +18,28 @@ use rackwise_core::{CoreError, Engine};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+/// The core's setting that picks NetSat's source: `model` (its default, what a YARN RM has) or
+/// `feed` (rack loads measured by a host agent, which the simulator then sends).
+pub const NETSAT_SOURCE_KEY: &str = "yarn.scheduler.rackwise.netsat.source";
+
+pub(super) fn netsat_feed(extra: &BTreeMap<String, String>) -> bool {
+    extra.get(NETSAT_SOURCE_KEY).map(String::as_str) == Some("feed")
+}
+
+/// How a run's output names NetSat's source: a `feed` run had measurements no stock YARN RM
+/// has, and says so.
+pub fn netsat_label(extra: &BTreeMap<String, String>) -> &'static str {
+    if netsat_feed(extra) {
+        "feed (with a host agent)"
+    } else {
+        "model"
+    }
+}
+
 /// The engine configuration the simulator hands the core: one queue `root` with the policy and
 /// `queue_extra`, inherited by every per-user queue `root.u<N>`; the rack link capacity and
-/// block size of the cluster; NetSat fed by the simulator's measured rack loads.
+/// block size of the cluster. NetSat keeps the core's default source (`model`) unless `extra`
+/// sets `netsat.source`.
 // `..Default::default()` on the protocol structs: other engineers add fields to them, and this
 // keeps the simulator compiling when they do.
 #[allow(clippy::needless_update)]
@@ -41,10 +60,6 @@ pub fn core_config(
     settings.insert(
         "yarn.scheduler.rackwise.predictor.default-map-input-mb".to_string(),
         format!("{}", cluster.block_mib),
-    );
-    settings.insert(
-        "yarn.scheduler.rackwise.netsat.source".to_string(),
-        "feed".to_string(),
     );
     for (k, v) in extra {
         settings.insert(k.clone(), v.clone());
@@ -178,7 +193,7 @@ impl Sim<'_> {
         }
         let any = |pending: bool| pending.then_some(Locality::OffSwitch);
         match entry.priority {
-            PRIORITY_AM => any(job.am_pending),
+            PRIORITY_AM => any(job.am_pending && self.am_share_allows(job.user)),
             PRIORITY_REDUCE => any(job.pending_reduces > 0),
             PRIORITY_MAP => {
                 if job.host_count.get(&node).is_some_and(|c| *c > 0) {
@@ -197,6 +212,15 @@ impl Sim<'_> {
     /// counters (as `attemptScheduling` sends them), then the node.
     pub(super) fn ask_core(&mut self, node: u32) -> OfferPlan {
         let mut events = std::mem::take(&mut self.core_events);
+        for (rack, load) in self.rack_loads.iter_mut().enumerate() {
+            if let Some((utilization, time_ms)) = load.take() {
+                events.push(Event::RackLoad {
+                    rack: self.rack_names[rack].clone(),
+                    utilization,
+                    time_ms,
+                });
+            }
+        }
         let dirty = std::mem::take(&mut self.dirty_jobs);
         for &j in &dirty {
             if self.jobs[j as usize].stats_dirty {

@@ -5,8 +5,12 @@
 //! is a pure function of its inputs and seed. A node is offered only at its heartbeat ticks and
 //! only while it has a free container and the cluster has pending demand; a node with nothing
 //! to do is parked until demand appears, so no idle heartbeat costs an event.
+//!
+//! A progress watchdog ends a run that, with work pending, neither allocates a container nor
+//! completes a task for `watchdog_ms` of simulated time (or runs out of events): its error
+//! names the state (containers held by kind, pending asks by kind, jobs by phase).
 
-use super::{PolicyMetrics, RunCounters, Sim};
+use super::{JobPhase, PolicyMetrics, RunCounters, Sim};
 use crate::metrics::Collector;
 use std::cmp::Reverse;
 
@@ -35,12 +39,28 @@ impl Sim<'_> {
         self.heap.push(Reverse((at, self.seq, ev)));
     }
 
-    /// Runs to the end; `progress(now_ms, jobs_done)` is called every so many events.
+    /// Runs to the end; `progress(now_ms, jobs_done)` is called every so many events. A run that
+    /// stops making progress with work pending ends with the watchdog's error.
     pub fn run(
         mut self,
         progress: &mut dyn FnMut(u64, usize),
-    ) -> (PolicyMetrics, RunCounters, Collector) {
-        while let Some(Reverse((at, _, ev))) = self.heap.pop() {
+    ) -> Result<(PolicyMetrics, RunCounters, Collector), String> {
+        while self.jobs_done < self.jobs.len() {
+            let Some(Reverse((at, _, ev))) = self.heap.pop() else {
+                return Err(self.stall("no event is left"));
+            };
+            if self.watchdog_ms > 0
+                && at.saturating_sub(self.last_progress_ms) > self.watchdog_ms
+                && self.total_pending > 0
+            {
+                self.now = self.last_progress_ms + self.watchdog_ms;
+                return Err(self.stall(&format!(
+                    "no container was allocated and no task completed for {} s of simulated \
+                     time (watchdog_ms {})",
+                    self.watchdog_ms / 1000,
+                    self.watchdog_ms
+                )));
+            }
             self.now = at;
             self.counters.events += 1;
             if self.counters.events % 65_536 == 0 {
@@ -56,13 +76,44 @@ impl Sim<'_> {
                 Ev::Sample => self.sample(),
                 Ev::Heartbeat(n) => self.heartbeat(n),
             }
-            if self.jobs_done == self.jobs.len() {
-                break;
-            }
         }
         progress(self.now, self.jobs_done);
         let metrics = self.collector.finish(self.specs);
-        (metrics, self.counters, self.collector)
+        Ok((metrics, self.counters, self.collector))
+    }
+
+    /// The watchdog's error: why the run stopped and the state it stopped in.
+    fn stall(&self, why: &str) -> String {
+        let (mut am, mut map, mut reduce) = (0u64, 0u64, 0u64);
+        let (mut ask_am, mut ask_map, mut ask_reduce) = (0u64, 0u64, 0u64);
+        let mut phases = [0usize; 5];
+        for job in &self.jobs {
+            phases[job.phase as usize] += 1;
+            let am_held = matches!(job.phase, JobPhase::AmStarting | JobPhase::Running) as u32;
+            let reduces_held = job.reduces.len() as u32 - job.reduces_done;
+            am += am_held as u64;
+            reduce += reduces_held as u64;
+            map += (job.running - am_held - reduces_held) as u64;
+            ask_am += job.am_pending as u64;
+            ask_map += job.pending_maps as u64;
+            ask_reduce += job.pending_reduces as u64;
+        }
+        let total = self.nodes.len() as u64 * self.cluster.containers_per_node as u64;
+        format!(
+            "{policy:?} stalled at {now:.1} s: {why}; no progress since {last:.1} s. Containers \
+             held: AM {am}, map {map}, reduce {reduce} ({free} of {total} free). Pending asks: \
+             AM {ask_am}, map {ask_map}, reduce {ask_reduce}. Jobs: not arrived {}, waiting \
+             for an AM container {}, AM starting {}, running {}, done {}",
+            phases[JobPhase::NotArrived as usize],
+            phases[JobPhase::AwaitAm as usize],
+            phases[JobPhase::AmStarting as usize],
+            phases[JobPhase::Running as usize],
+            phases[JobPhase::Done as usize],
+            policy = self.policy,
+            now = self.now as f64 / 1000.0,
+            last = self.last_progress_ms as f64 / 1000.0,
+            free = total - self.running_containers,
+        )
     }
 
     fn next_heartbeat(&self, node: u32) -> u64 {

@@ -1,11 +1,14 @@
 //! The ResourceManager's side of an offer: what FairScheduler (or FIFO) places on the offered
-//! node, delay scheduling, and allocating and releasing containers.
+//! node, delay scheduling, `maxAMShare`, and allocating and releasing containers.
 //!
 //! Queues are one per user, ordered by running containers; a queue's apps by running
-//! containers, then age. The fair-share bookkeeping keeps both orders as sorted sets, taken out
-//! and put back around every change of a job's running or pending counts. Under a core policy
-//! the same loop runs with the core's plan, as the RM shim's scheduler does: a steered app
-//! waits for its queue's head entry, which places at its priority under its locality cap.
+//! containers, then age (FIFO leaf queues: by submission). The fair-share bookkeeping keeps
+//! both orders as sorted sets, taken out and put back around every change of a job's running
+//! or pending counts. Under a core policy the same loop runs with the core's plan, as the RM
+//! shim's scheduler does: a steered app waits for its queue's head entry, which places at its
+//! priority under its locality cap. Every FairScheduler policy (baselines and core) places as
+//! many containers per heartbeat as `HeartbeatAssignment` allows and starts no AM beyond its
+//! queue's `maxAMShare`; docs/simulator.md ("Fidelity to Hadoop 3.4") gives the sources.
 
 use super::core_link::OfferPlan;
 use super::event_loop::Ev;
@@ -13,16 +16,85 @@ use super::{Job, JobPhase, Policy, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDU
 use rackwise_core::mapreduce::{self, Placement};
 use rackwise_core::protocol::{ContainerId, Event, Locality, Priority};
 
-/// Delay scheduling waits (FairScheduler time-based locality delay), node then rack.
-pub const NODE_LOCALITY_DELAY_MS: u64 = 5000;
-pub const RACK_LOCALITY_DELAY_MS: u64 = 5000;
+/// FairScheduler's `maxAMShare` default (`queueMaxAMShareDefault`, Hadoop 3.4: 0.5).
+pub const MAX_AM_SHARE: f64 = 0.5;
+
+/// The `delay` baseline's `yarn.scheduler.fair.locality.threshold.node` and `.rack` (Hadoop's
+/// default is -1, off; that is `fair`). The earlier time-based baseline waited 5 s per level
+/// ("Delay Scheduling's setting"); counted in opportunities, Hadoop caps a threshold at 1.0,
+/// one missed offer per node of the cluster, about one heartbeat interval for an app every
+/// heartbeat reaches. The cap is the closest Hadoop 3.4 comes to the intended wait.
+pub const DELAY_LOCALITY_THRESHOLD_NODE: f64 = 1.0;
+pub const DELAY_LOCALITY_THRESHOLD_RACK: f64 = 1.0;
+
+/// FairScheduler's per-heartbeat assignment (`FairScheduler.attemptScheduling` and
+/// `shouldContinueAssigning`; `yarn.scheduler.fair.assignmultiple`, `.max.assign`,
+/// `.dynamic.max.assign`). The default is Hadoop 3.4's: one container per heartbeat.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeartbeatAssignment {
+    pub assign_multiple: bool,
+    /// With `assign_multiple` and not `dynamic_max_assign`: at most this many (≤ 0: no limit).
+    pub max_assign: i32,
+    /// With `assign_multiple`: stop once the heartbeat's containers exceed half of the node's
+    /// unallocated resources at its start.
+    pub dynamic_max_assign: bool,
+    /// Not Hadoop: every free container of the node at every heartbeat, the simulator's
+    /// behaviour before it followed Hadoop 3.4, kept to compare with earlier results.
+    pub fill_node: bool,
+}
+
+impl Default for HeartbeatAssignment {
+    fn default() -> Self {
+        HeartbeatAssignment {
+            assign_multiple: false,
+            max_assign: -1,
+            dynamic_max_assign: true,
+            fill_node: false,
+        }
+    }
+}
+
+impl HeartbeatAssignment {
+    /// The containers one heartbeat may place on a node with `free` containers. Hadoop keeps
+    /// assigning while the resources assigned fit in half the unallocated resources (each
+    /// figure rounded down), so with equal containers that is `free / 2 + 1` of them.
+    pub fn limit(&self, free: u32) -> u32 {
+        let limit = if self.fill_node {
+            free
+        } else if !self.assign_multiple {
+            1
+        } else if self.dynamic_max_assign {
+            free / 2 + 1
+        } else if self.max_assign <= 0 {
+            free
+        } else {
+            self.max_assign as u32
+        };
+        limit.min(free)
+    }
+}
 
 impl Sim<'_> {
+    /// A job's place in its user queue: by running containers (fair), or by submission
+    /// (FIFO leaf queues).
+    fn app_order(&self, j: u32) -> u32 {
+        match self.policy {
+            Policy::FairFifo => self.submit_rank[j as usize],
+            _ => self.jobs[j as usize].running,
+        }
+    }
+
     pub(super) fn fs_remove(&mut self, j: u32) {
+        let order = self.app_order(j);
+        let full_node_heartbeats = self.full_node_heartbeats();
+        let job = &mut self.jobs[j as usize];
+        if misses_full_node_offers(job) {
+            job.missed += full_node_heartbeats - job.full_node_base;
+        }
         let job = &self.jobs[j as usize];
         let u = job.user as usize;
         if job.pending() > 0 {
-            self.user_apps[u].remove(&(job.running, j));
+            self.user_apps[u].remove(&(order, j));
             self.fifo.remove(&j);
         }
         if self.user_pending[u] > 0 {
@@ -33,17 +105,35 @@ impl Sim<'_> {
     }
 
     pub(super) fn fs_insert(&mut self, j: u32) {
-        let job = &self.jobs[j as usize];
+        let order = self.app_order(j);
+        let full_node_heartbeats = self.full_node_heartbeats();
+        let job = &mut self.jobs[j as usize];
+        if misses_full_node_offers(job) {
+            job.full_node_base = full_node_heartbeats;
+        }
         let u = job.user as usize;
+        if !job.active && job.phase == JobPhase::AwaitAm {
+            job.active = true;
+            self.user_active_apps[u] += 1;
+            if self.user_active_apps[u] == 1 {
+                self.active_queues += 1;
+            }
+        }
+        let job = &self.jobs[j as usize];
         let before = self.total_pending;
         if job.pending() > 0 {
-            self.user_apps[u].insert((job.running, j));
+            self.user_apps[u].insert((order, j));
             self.fifo.insert(j);
         }
         self.user_pending[u] += job.pending();
         self.total_pending += job.pending() as u64;
         if self.user_pending[u] > 0 {
             self.users_demand.insert((self.user_running[u], u as u32));
+        }
+        if before == 0 && self.total_pending > 0 {
+            // The watchdog's clock starts when work appears, not at the last progress before
+            // an idle spell.
+            self.last_progress_ms = self.now;
         }
         if self.total_pending > before {
             self.demand_appeared();
@@ -56,7 +146,7 @@ impl Sim<'_> {
         let containers_before = self.counters.containers;
         match self.policy {
             Policy::Fifo => self.offer_fifo(node),
-            Policy::Fair => self.offer_fair(node, false, None),
+            Policy::Fair | Policy::FairFifo => self.offer_fair(node, false, None),
             Policy::Delay => self.offer_fair(node, true, None),
             Policy::Core(_) => {
                 let plan = self.ask_core(node);
@@ -67,6 +157,8 @@ impl Sim<'_> {
             .offer_done(self.counters.containers - containers_before);
     }
 
+    /// Hadoop's FifoScheduler: it has no `assignmultiple` or `maxAMShare`; every heartbeat
+    /// fills the node (`FifoScheduler.assignContainersOnNode`).
     fn offer_fifo(&mut self, node: u32) {
         while self.nodes[node as usize].free > 0 && self.total_pending > 0 {
             let mut chosen = None;
@@ -90,7 +182,11 @@ impl Sim<'_> {
         // between offers.
         let mut users = std::mem::take(&mut self.fair_users);
         let mut apps = std::mem::take(&mut self.fair_apps);
-        while self.nodes[node as usize].free > 0 && self.total_pending > 0 {
+        let limit = self
+            .heartbeat_assignment
+            .limit(self.nodes[node as usize].free);
+        let mut placed = 0;
+        while placed < limit && self.nodes[node as usize].free > 0 && self.total_pending > 0 {
             users.clear();
             users.extend(self.users_demand.iter().map(|&(_, u)| u));
             let mut chosen: Option<(u32, i32, Locality, Option<usize>)> = None;
@@ -101,6 +197,10 @@ impl Sim<'_> {
                     .as_ref()
                     .and_then(|p| p.head(u, |e| self.satisfiable(e, node, rack)));
                 for &j in &apps {
+                    // `FSAppAttempt.isOverAMShareLimit`: the app offers nothing.
+                    if self.jobs[j as usize].am_pending && !self.am_share_allows(u) {
+                        continue;
+                    }
                     let steered =
                         plan.is_some() && self.jobs[j as usize].steered_stamp == self.offer_seq;
                     let head_entry = head
@@ -122,11 +222,12 @@ impl Sim<'_> {
                             break 'queues;
                         }
                         Placement::Stock => {
-                            let allowed = if delay {
-                                self.delay_level(j)
-                            } else {
-                                Locality::OffSwitch
-                            };
+                            let allowed =
+                                if delay && misses_full_node_offers(&self.jobs[j as usize]) {
+                                    self.delay_level(j)
+                                } else {
+                                    Locality::OffSwitch
+                                };
                             if let Some((p, l)) = self.stock_choice(j, node, allowed) {
                                 chosen = Some((j, p, l, None));
                                 break 'queues;
@@ -139,29 +240,84 @@ impl Sim<'_> {
                 None => break,
                 // A head that failed to place: re-evaluate the plan from the next entry.
                 Some((u32::MAX, ..)) => continue,
-                Some((j, p, l, _)) => self.allocate(j, node, p, l),
+                Some((j, p, l, _)) => {
+                    self.allocate(j, node, p, l);
+                    placed += 1;
+                }
             }
         }
         self.fair_users = users;
         self.fair_apps = apps;
     }
 
-    /// FairScheduler's `getAllowedLocalityLevelByTime` for the map key of a job.
+    /// FairScheduler's `getAllowedLocalityLevel` for the map key of a job offered a node:
+    /// the offer is one more missed scheduling opportunity (`addSchedulingOpportunity`), and
+    /// past `threshold × nodes` of them the level relaxes one step and the count restarts.
     fn delay_level(&mut self, j: u32) -> Locality {
-        let now = self.now;
+        let (node_threshold, rack_threshold) = self.locality_thresholds;
+        if node_threshold < 0.0 || rack_threshold < 0.0 {
+            return Locality::OffSwitch;
+        }
+        let nodes = self.nodes.len() as f64;
+        let full_node_heartbeats = self.full_node_heartbeats();
         let job = &mut self.jobs[j as usize];
-        let waited = now.saturating_sub(job.allowed_since);
-        match job.allowed {
-            Locality::NodeLocal if waited > NODE_LOCALITY_DELAY_MS => {
-                job.allowed = Locality::RackLocal;
-                job.allowed_since = now;
-            }
-            Locality::RackLocal if waited > RACK_LOCALITY_DELAY_MS => {
-                job.allowed = Locality::OffSwitch;
-            }
-            _ => {}
+        job.missed += 1.0;
+        let missed = job.missed + full_node_heartbeats - job.full_node_base;
+        let (threshold, relaxed) = match job.allowed {
+            Locality::NodeLocal => (node_threshold, Locality::RackLocal),
+            Locality::RackLocal => (rack_threshold, Locality::OffSwitch),
+            Locality::OffSwitch => return Locality::OffSwitch,
+        };
+        if missed > nodes * threshold.min(1.0) {
+            job.allowed = relaxed;
+            job.missed = 0.0;
+            job.full_node_base = full_node_heartbeats;
         }
         job.allowed
+    }
+
+    /// Heartbeats of nodes with no free container so far. Such a heartbeat reaches every app
+    /// (none can place) and is a missed opportunity for each whose map key it gets to; the
+    /// simulator does not run them as events, so they are counted as a rate.
+    pub(super) fn full_node_heartbeats(&self) -> f64 {
+        self.full_node_heartbeats
+            + self.full_nodes as f64 * (self.now - self.full_nodes_since) as f64
+                / self.cluster.heartbeat_ms as f64
+    }
+
+    fn count_full_node(&mut self, full: bool) {
+        self.full_node_heartbeats = self.full_node_heartbeats();
+        self.full_nodes_since = self.now;
+        if full {
+            self.full_nodes += 1;
+        } else {
+            self.full_nodes -= 1;
+        }
+    }
+
+    /// `FSLeafQueue.canRunAppAM`: one more AM container fits in `maxAMShare` of the user
+    /// queue's instantaneous fair share (the cluster split evenly between the queues with an
+    /// app; a share of zero falls back to what is free), rounded up, memory and vcores alike.
+    pub(super) fn am_share_allows(&self, user: u32) -> bool {
+        if self.max_am_share < 0.0 {
+            return true;
+        }
+        let total = self.cluster.nodes() as u64 * self.cluster.containers_per_node as u64;
+        let container_mb = self.cluster.container_mb;
+        let queues = self.active_queues.max(1) as u64;
+        let free = total - self.running_containers;
+        let mut fair_vcores = total / queues;
+        let mut fair_mb = total * container_mb / queues;
+        if fair_vcores == 0 {
+            fair_vcores = free;
+        }
+        if fair_mb == 0 {
+            fair_mb = free * container_mb;
+        }
+        let max_vcores = (fair_vcores as f64 * self.max_am_share).ceil();
+        let max_mb = (fair_mb as f64 * self.max_am_share).ceil();
+        let next = self.user_ams[user as usize] as f64 + 1.0;
+        next <= max_vcores && next * container_mb as f64 <= max_mb
     }
 
     /// What stock FairScheduler would place of job `j` on `node`: keys by priority (AM,
@@ -216,6 +372,10 @@ impl Sim<'_> {
             return;
         }
         state.free -= 1;
+        if state.free == 0 {
+            self.count_full_node(true);
+        }
+        self.last_progress_ms = self.now;
         self.fs_remove(j);
         let u = self.jobs[j as usize].user as usize;
         self.user_running[u] += 1;
@@ -231,6 +391,7 @@ impl Sim<'_> {
                 job.am_node = node;
                 job.am_container = container;
                 job.phase = JobPhase::AmStarting;
+                self.user_ams[u] += 1;
                 let at = self.now + (self.cluster.am_startup_s * 1000.0) as u64;
                 self.push(at, Ev::AmReady(j));
             }
@@ -261,19 +422,30 @@ impl Sim<'_> {
         if self.jobs[j as usize].allowed > locality && priority == PRIORITY_MAP {
             self.jobs[j as usize].allowed = locality;
         }
-        if priority == PRIORITY_MAP {
-            self.jobs[j as usize].allowed_since = self.now;
-        }
     }
 
     pub(super) fn release(&mut self, j: u32, node: u32, container: u32) {
+        self.last_progress_ms = self.now;
         self.fs_remove(j);
         let u = self.jobs[j as usize].user as usize;
+        let job = &mut self.jobs[j as usize];
+        if container == job.am_container && job.active {
+            // The AM's container is released when its job ends.
+            job.active = false;
+            self.user_ams[u] -= 1;
+            self.user_active_apps[u] -= 1;
+            if self.user_active_apps[u] == 0 {
+                self.active_queues -= 1;
+            }
+        }
         self.user_running[u] -= 1;
         self.jobs[j as usize].running -= 1;
         self.fs_insert(j);
         self.running_containers -= 1;
         self.nodes[node as usize].free += 1;
+        if self.nodes[node as usize].free == 1 {
+            self.count_full_node(false);
+        }
         self.ramp_reduces(j);
         if self.engine.is_some() {
             self.core_events.push(Event::ContainerFinished {
@@ -283,5 +455,96 @@ impl Sim<'_> {
             });
         }
         self.wake(node);
+    }
+}
+
+/// Whether the job's map key is where FairScheduler's walk of the job's keys stops on a node
+/// none can use (a pending AM or reduce key ends the walk first), i.e. whether a full node's
+/// heartbeat is a missed opportunity for its maps.
+fn misses_full_node_offers(job: &Job) -> bool {
+    !job.am_pending && job.pending_reduces == 0 && job.pending_maps > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::SimOptions;
+    use crate::workload::{JobSpec, ShuffleClass};
+    use crate::Cluster;
+
+    /// One rack of ten single-container nodes; one job of one map with its split on one node.
+    fn ten_nodes() -> Cluster {
+        Cluster {
+            racks: 1,
+            nodes_per_rack: 10,
+            containers_per_node: 1,
+            replication: 1,
+            ..Cluster::preset("sw100").unwrap()
+        }
+    }
+
+    fn one_map_job() -> Vec<JobSpec> {
+        vec![JobSpec {
+            name: "j".into(),
+            submit_ms: 0,
+            user: 0,
+            input_bytes: 64 << 20,
+            shuffle_bytes: 0,
+            output_bytes: 0,
+            maps: 1,
+            reduces: 0,
+            class: ShuffleClass::of_shuffle_bytes(0),
+        }]
+    }
+
+    /// The job arrived, its AM holds a container (its node is full) and asked for the map at
+    /// `now_ms`; returns the simulator and a free node without the split.
+    fn map_asked<'a>(cluster: &'a Cluster, specs: &'a [JobSpec], now_ms: u64) -> (Sim<'a>, u32) {
+        let options = SimOptions {
+            delay_locality_threshold_node: 0.5,
+            ..SimOptions::default()
+        };
+        let mut sim = Sim::new(cluster, specs, Policy::Delay, &options).unwrap();
+        sim.arrive(0);
+        sim.offer(0);
+        assert!(
+            sim.jobs[0].phase == JobPhase::AmStarting,
+            "the AM is placed"
+        );
+        sim.am_ready(0);
+        sim.now = now_ms;
+        let split = sim.jobs[0].maps[0].replicas[0];
+        let other = (1..10).find(|&n| n != split).unwrap();
+        (sim, other)
+    }
+
+    /// `locality.threshold.node` 0.5 of 10 nodes: the level relaxes past 5 missed
+    /// opportunities, however little time passed. Five offers of a node without the split at
+    /// one instant place nothing; the sixth places the map rack-local.
+    #[test]
+    fn delay_relaxes_after_threshold_times_nodes_missed_offers_not_after_a_time() {
+        let (cluster, specs) = (ten_nodes(), one_map_job());
+        let (mut sim, other) = map_asked(&cluster, &specs, 0);
+        for offer in 1..=5 {
+            sim.offer(other);
+            assert_eq!(sim.jobs[0].pending_maps, 1, "offer {offer} placed the map");
+        }
+        sim.offer(other);
+        assert_eq!(sim.jobs[0].pending_maps, 0, "the sixth offer places it");
+        assert_eq!(sim.collector.finish(&specs).map_locality["rack_local"], 1.0);
+    }
+
+    /// The AM's full node beats once a second without running as an event; each beat is a
+    /// missed opportunity too. 3.5 s later one offer makes 4.5 missed (held); 5.5 s later it
+    /// makes 6.5 (placed).
+    #[test]
+    fn a_full_nodes_heartbeats_count_as_missed_opportunities() {
+        let (cluster, specs) = (ten_nodes(), one_map_job());
+        let (mut sim, other) = map_asked(&cluster, &specs, 3_500);
+        sim.offer(other);
+        assert_eq!(sim.jobs[0].pending_maps, 1, "4.5 missed must hold the map");
+        let (mut sim, other) = map_asked(&cluster, &specs, 5_500);
+        sim.offer(other);
+        assert_eq!(sim.jobs[0].pending_maps, 0, "6.5 missed must place the map");
     }
 }

@@ -1,12 +1,14 @@
 //! The discrete-event simulation: a YARN cluster running MapReduce jobs, scheduled either by a
-//! stock baseline (fair, delay, fifo) or by FairScheduler steered by the Rackwise core.
+//! stock baseline (`BASELINES`: fair, delay, fair-fifo, fifo) or by FairScheduler steered by
+//! the Rackwise core.
 //!
 //! Time is in milliseconds. Events sit in one heap ordered by (time, sequence), so equal times
 //! resolve in insertion order and a run is a pure function of its inputs and seed. A node is
 //! offered only at its NodeManager heartbeat ticks, and only while it has a free container and
-//! the cluster has pending demand (no idle heartbeats are simulated). One offer may place
-//! several containers (FairScheduler `assignmultiple=true`), exactly as the RM shim re-evaluates
-//! the plan on every `assignContainer` of the same heartbeat.
+//! the cluster has pending demand (no idle heartbeats are simulated). How many containers one
+//! heartbeat places follows FairScheduler's `assignmultiple`, `max.assign` and
+//! `dynamic.max.assign` (`HeartbeatAssignment`); with several, the RM shim re-evaluates the
+//! plan on every `assignContainer` of the same heartbeat, and so does the simulator.
 //!
 //! This module holds the world's state (`Sim`, its nodes and jobs) and builds it; the behaviour
 //! is split by what it models:
@@ -29,7 +31,10 @@ mod sampling;
 mod transfers;
 
 pub use core_link::{core_config, core_engine};
-pub use fair_scheduler::{NODE_LOCALITY_DELAY_MS, RACK_LOCALITY_DELAY_MS};
+pub use core_link::{netsat_label, NETSAT_SOURCE_KEY};
+pub use fair_scheduler::{
+    HeartbeatAssignment, DELAY_LOCALITY_THRESHOLD_NODE, DELAY_LOCALITY_THRESHOLD_RACK, MAX_AM_SHARE,
+};
 pub use mr_am::{REDUCE_RAMPUP_LIMIT, SLOWSTART};
 pub use sampling::SAMPLE_MS;
 pub use transfers::NET_TICK_MS;
@@ -58,16 +63,23 @@ pub const PRIORITY_MAP: i32 = mapreduce::MAP_PRIORITY.0;
 /// Which scheduler drives the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Policy {
+    /// FairScheduler, fair leaf queues, no delay scheduling (Hadoop 3.4's defaults).
     Fair,
+    /// FairScheduler with delay scheduling (`locality.threshold.node` and `.rack`).
     Delay,
+    /// FairScheduler with FIFO leaf queues (`<schedulingPolicy>fifo`): fair between users,
+    /// a user's jobs in submission order.
+    FairFifo,
+    /// Hadoop's FifoScheduler.
     Fifo,
     /// A policy of the Rackwise core, by the name its configuration accepts.
     Core(String),
 }
 
-/// The stock schedulers the simulator emulates, by the names `Policy::parse` accepts: every
-/// comparison's "best stock" is the best of these.
-pub const BASELINES: &[&str] = &["fair", "delay", "fifo"];
+/// The stock schedulers the simulator emulates, by the names `Policy::parse` accepts (every
+/// other name is a policy of the Rackwise core): every comparison's "best stock" is the best
+/// of these.
+pub const BASELINES: &[&str] = &["fair", "delay", "fair-fifo", "fifo"];
 
 impl Policy {
     /// Whether the policy is one of the stock `BASELINES` rather than a Rackwise core policy.
@@ -79,11 +91,16 @@ impl Policy {
         match name {
             "fair" => Policy::Fair,
             "delay" => Policy::Delay,
+            "fair-fifo" => Policy::FairFifo,
             "fifo" => Policy::Fifo,
             other => Policy::Core(other.to_string()),
         }
     }
 }
+
+/// The progress watchdog's default: a run with work pending that neither allocates a container
+/// nor completes a task for this long (simulated) stops with an error naming its state.
+pub const WATCHDOG_MS: u64 = 30 * 60 * 1000;
 
 #[derive(Debug, Clone)]
 pub struct SimOptions {
@@ -93,6 +110,44 @@ pub struct SimOptions {
     /// Extra `<rackwise>` children of queue `root` (inherited by every user queue), such as
     /// `starvationWindowMs`: the per-queue policy parameters of `fair-scheduler.xml`.
     pub queue_settings: BTreeMap<String, String>,
+    /// How many containers one NodeManager heartbeat may place (every FairScheduler policy).
+    pub heartbeat_assignment: HeartbeatAssignment,
+    /// `maxAMShare` of every user queue: the share of the queue's instantaneous fair share its
+    /// ApplicationMasters may hold; a negative value switches the check off (Hadoop's -1).
+    pub max_am_share: f64,
+    /// The `delay` baseline's `locality.threshold.node` and `.rack`: missed scheduling
+    /// opportunities, as a fraction of the cluster's node count, before relaxing locality.
+    pub delay_locality_threshold_node: f64,
+    pub delay_locality_threshold_rack: f64,
+    /// The progress watchdog's limit in simulated ms (0: off).
+    pub watchdog_ms: u64,
+}
+
+impl SimOptions {
+    /// Rejects values Hadoop would reject (or that have no meaning), naming the option.
+    pub fn validate(&self) -> Result<(), String> {
+        let share = self.max_am_share;
+        if !(share.is_finite() && (share == -1.0 || (0.0..=1.0).contains(&share))) {
+            return Err(format!(
+                "max_am_share {share}: must be within 0..=1, or -1 to switch the check off"
+            ));
+        }
+        for (name, value) in [
+            (
+                "delay_locality_threshold_node",
+                self.delay_locality_threshold_node,
+            ),
+            (
+                "delay_locality_threshold_rack",
+                self.delay_locality_threshold_rack,
+            ),
+        ] {
+            if !value.is_finite() {
+                return Err(format!("{name} {value}: must be a finite number"));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Default for SimOptions {
@@ -101,6 +156,11 @@ impl Default for SimOptions {
             seed: 1,
             core_settings: BTreeMap::new(),
             queue_settings: BTreeMap::new(),
+            heartbeat_assignment: HeartbeatAssignment::default(),
+            max_am_share: MAX_AM_SHARE,
+            delay_locality_threshold_node: DELAY_LOCALITY_THRESHOLD_NODE,
+            delay_locality_threshold_rack: DELAY_LOCALITY_THRESHOLD_RACK,
+            watchdog_ms: WATCHDOG_MS,
         }
     }
 }
@@ -172,9 +232,14 @@ struct Job {
     output_by_rack: Vec<f64>,
     running: u32,
     am_pending: bool,
-    /// Delay scheduling: allowed locality of the map key and since when.
+    /// Delay scheduling: allowed locality of the map key, and the scheduling opportunities it
+    /// missed since the level last changed: `missed` counted on offers of nodes with a free
+    /// container, plus those of full nodes' heartbeats accrued since `full_node_base`.
     allowed: Locality,
-    allowed_since: u64,
+    missed: f64,
+    full_node_base: f64,
+    /// Counted in its user queue's active apps (arrived, not finished).
+    active: bool,
     asks_dirty: bool,
     /// The `any` of the AM, reduce and map rows as last sent to the core: a row goes out when
     /// it changed, and a row that dropped to zero goes out once, removing it.
@@ -199,6 +264,10 @@ pub struct RunCounters {
     pub shuffle_produced: f64,
     pub shuffle_fetched: f64,
     pub max_node_overallocation: u32,
+    /// The most events ever queued for the core between two of its calls.
+    pub peak_core_events: usize,
+    /// Where the core's NetSat took rack loads from (`netsat_label`).
+    pub netsat: &'static str,
 }
 
 /// The whole simulated world for one policy.
@@ -239,9 +308,30 @@ pub struct Sim<'a> {
     fair_apps: Vec<u32>,
     user_running: Vec<u32>,
     user_pending: Vec<u32>,
+    /// Each job's place in submission order (time, then index), FIFO leaf queues' order.
+    submit_rank: Vec<u32>,
     fifo: BTreeSet<u32>,
     core_events: Vec<Event>,
+    /// The latest rack load measured per rack and not yet sent (a `feed` run only): a core not
+    /// being called needs only the newest, so they are coalesced instead of queued.
+    rack_loads: Vec<Option<(f64, u64)>>,
+    netsat_feed: bool,
     dirty_jobs: Vec<u32>,
+    heartbeat_assignment: HeartbeatAssignment,
+    max_am_share: f64,
+    locality_thresholds: (f64, f64),
+    watchdog_ms: u64,
+    /// The last time a container was allocated or a task completed.
+    last_progress_ms: u64,
+    /// Per user queue: ApplicationMasters holding a container, and apps arrived not finished.
+    user_ams: Vec<u32>,
+    user_active_apps: Vec<u32>,
+    active_queues: u32,
+    /// Nodes with no free container, and the heartbeats such nodes had until
+    /// `full_nodes_since` (each a missed opportunity for every app with maps pending).
+    full_nodes: u32,
+    full_node_heartbeats: f64,
+    full_nodes_since: u64,
     next_container: u32,
     offer_seq: u64,
     jobs_done: usize,
@@ -258,6 +348,7 @@ impl<'a> Sim<'a> {
         options: &SimOptions,
     ) -> Result<Sim<'a>, String> {
         cluster.validate()?;
+        options.validate()?;
         if cluster.replication > 3 {
             return Err("replication above 3 is not modelled".into());
         }
@@ -365,7 +456,9 @@ impl<'a> Sim<'a> {
                     running: 0,
                     am_pending: false,
                     allowed: Locality::NodeLocal,
-                    allowed_since: 0,
+                    missed: 0.0,
+                    full_node_base: 0.0,
+                    active: false,
                     asks_dirty: false,
                     reported_any: [0; 3],
                     stats_dirty: false,
@@ -405,15 +498,35 @@ impl<'a> Sim<'a> {
             fair_apps: Vec::new(),
             user_running: vec![0; users],
             user_pending: vec![0; users],
+            submit_rank: submission_ranks(specs),
             fifo: BTreeSet::new(),
             core_events: Vec::new(),
+            rack_loads: vec![None; r],
+            netsat_feed: core_link::netsat_feed(&options.core_settings),
             dirty_jobs: Vec::new(),
+            heartbeat_assignment: options.heartbeat_assignment,
+            max_am_share: options.max_am_share,
+            locality_thresholds: (
+                options.delay_locality_threshold_node,
+                options.delay_locality_threshold_rack,
+            ),
+            watchdog_ms: options.watchdog_ms,
+            last_progress_ms: 0,
+            user_ams: vec![0; users],
+            user_active_apps: vec![0; users],
+            active_queues: 0,
+            full_nodes: 0,
+            full_node_heartbeats: 0.0,
+            full_nodes_since: 0,
             next_container: 0,
             offer_seq: 0,
             jobs_done: 0,
             running_containers: 0,
             collector: Collector::new(cluster, specs, users),
-            counters: RunCounters::default(),
+            counters: RunCounters {
+                netsat: netsat_label(&options.core_settings),
+                ..RunCounters::default()
+            },
         };
         if sim.engine.is_some() {
             let capacity = sim.node_resources(cluster.containers_per_node);
@@ -436,10 +549,25 @@ impl<'a> Sim<'a> {
         Ok(sim)
     }
 
+    /// Whether the run's core takes rack loads from a host agent's feed (`RackLoad` events).
+    fn feeds_rack_loads(&self) -> bool {
+        self.engine.is_some() && self.netsat_feed
+    }
+
     fn node_resources(&self, containers: u32) -> Resources {
         Resources {
             memory_mb: containers as u64 * self.cluster.container_mb,
             vcores: containers,
         }
     }
+}
+
+fn submission_ranks(specs: &[JobSpec]) -> Vec<u32> {
+    let mut order: Vec<usize> = (0..specs.len()).collect();
+    order.sort_by_key(|&j| (specs[j].submit_ms, j));
+    let mut rank = vec![0; specs.len()];
+    for (r, j) in order.into_iter().enumerate() {
+        rank[j] = r as u32;
+    }
+    rank
 }

@@ -163,7 +163,6 @@ impl Sim<'_> {
         let ask_hosts = by_name(&host_count, &self.hosts);
         let ask_racks = by_name(&rack_count, &self.rack_names);
         self.fs_remove(j);
-        let now = self.now;
         let job = &mut self.jobs[j as usize];
         job.phase = JobPhase::Running;
         job.maps = maps;
@@ -181,7 +180,6 @@ impl Sim<'_> {
         job.pending_maps = maps_total;
         job.output_by_rack = vec![0.0; racks];
         job.allowed = Locality::NodeLocal;
-        job.allowed_since = now;
         self.fs_insert(j);
         self.mark_asks(j);
         self.mark_stats(j);

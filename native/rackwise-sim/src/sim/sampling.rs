@@ -1,10 +1,9 @@
-//! The periodic measurement: every `SAMPLE_MS`, the rack links' utilization, fed to the core as
-//! NetSat's rack loads (as the shim's feed would be), and the congestion, fairness and
-//! utilization samples of the metrics.
+//! The periodic measurement: every `SAMPLE_MS`, the rack links' utilization (fed to the core
+//! as NetSat's rack loads when the run has a host agent's feed, `netsat.source=feed`), and the
+//! congestion, fairness and utilization samples of the metrics.
 
 use super::event_loop::Ev;
 use super::Sim;
-use rackwise_core::protocol::Event;
 
 /// NetSat sampling period of the simulator's own measurement (also the congestion and
 /// fairness sampling period). The core's default NetSat period is 2 s.
@@ -25,14 +24,17 @@ impl Sim<'_> {
                 bytes[base + racks + r] / (self.net.capacity[base + racks + r] * SAMPLE_MS as f64);
             utilization.push(up.max(down));
         }
-        if self.engine.is_some() {
-            for (r, u) in utilization.iter().enumerate() {
-                self.core_events.push(Event::RackLoad {
-                    rack: self.rack_names[r].clone(),
-                    utilization: *u,
-                    time_ms: self.now,
-                });
+        if self.feeds_rack_loads() {
+            // The core keeps only each rack's latest load, so a newer one replaces the queued
+            // one: between two calls of the core at most one per rack waits.
+            for (load, u) in self.rack_loads.iter_mut().zip(&utilization) {
+                *load = Some((*u, self.now));
             }
+        }
+        if self.engine.is_some() {
+            let queued =
+                self.core_events.len() + self.rack_loads.iter().filter(|l| l.is_some()).count();
+            self.counters.peak_core_events = self.counters.peak_core_events.max(queued);
         }
         let demanding: Vec<f64> = self
             .users_demand
