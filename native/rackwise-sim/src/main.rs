@@ -166,6 +166,7 @@ fn run(args: &Args) -> Result<(), String> {
         seed: args.seed,
         core_settings: args.core_settings.clone(),
         queue_settings: args.queue_settings.clone(),
+        ..SimOptions::default()
     };
 
     let started = Instant::now();

@@ -30,7 +30,10 @@ mod transfers;
 
 pub use core_link::{core_config, core_engine};
 pub use fair_scheduler::{NODE_LOCALITY_DELAY_MS, RACK_LOCALITY_DELAY_MS};
-pub use mr_am::{REDUCE_RAMPUP_LIMIT, SLOWSTART};
+pub use mr_am::{
+    AmOptions, AM_HEARTBEAT_MS, REDUCER_UNCONDITIONAL_PREEMPT_DELAY_MS, REDUCE_PREEMPTION_LIMIT,
+    REDUCE_RAMPUP_LIMIT, SLOWSTART,
+};
 pub use sampling::SAMPLE_MS;
 pub use transfers::NET_TICK_MS;
 
@@ -40,6 +43,7 @@ use crate::network::{FlowId, Network};
 use crate::rng::Rng;
 use crate::workload::JobSpec;
 use event_loop::{Ev, Hb};
+use mr_am::AmState;
 use rackwise_core::mapreduce;
 use rackwise_core::protocol::{AppId, Event, Locality, NodeId, RackName, Resources};
 pub use rackwise_core::settings::CONGESTION_THRESHOLD;
@@ -84,6 +88,8 @@ pub struct SimOptions {
     /// Extra `<rackwise>` children of queue `root` (inherited by every user queue), such as
     /// `starvationWindowMs`: the per-queue policy parameters of `fair-scheduler.xml`.
     pub queue_settings: BTreeMap<String, String>,
+    /// The MapReduce ApplicationMaster's allocator settings (`mr_am`).
+    pub am: AmOptions,
 }
 
 impl Default for SimOptions {
@@ -92,6 +98,7 @@ impl Default for SimOptions {
             seed: 1,
             core_settings: BTreeMap::new(),
             queue_settings: BTreeMap::new(),
+            am: AmOptions::default(),
         }
     }
 }
@@ -110,6 +117,9 @@ struct MapTask {
     assigned: bool,
     node: u32,
     container: u32,
+    /// What the map still waits for before its spill: its compute over the input and, for a
+    /// non-local map, the streamed read of its split (`mr_am::input_consumed`).
+    inputs_left: u8,
 }
 
 struct ReduceTask {
@@ -120,6 +130,12 @@ struct ReduceTask {
     remote_flow: Option<FlowId>,
     links_stale: bool,
     shuffling: bool,
+    /// The output write pipeline's flow, while the reduce writes its output.
+    output_flow: Option<FlowId>,
+    /// Map output bytes handed to this attempt's fetch flows so far.
+    received: f64,
+    /// Done or killed by reducer preemption: the attempt holds no container any more.
+    ended: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -161,6 +177,13 @@ struct Job {
     reduces: Vec<ReduceTask>,
     reduces_done: u32,
     output_by_rack: Vec<f64>,
+    /// Reduce attempts killed by the AM's reducer preemption (their tasks run again).
+    reduces_killed: u32,
+    /// Maps launched in their containers and not done (the AM's assigned maps).
+    maps_running: u32,
+    /// The AM's side of its asks (`mr_am`): what it has sent or will send on its next
+    /// heartbeat, the containers granted that it has not received yet, and its heartbeat.
+    am: AmState,
     running: u32,
     am_pending: bool,
     /// Delay scheduling: allowed locality of the map key and since when.
@@ -190,6 +213,11 @@ pub struct RunCounters {
     pub shuffle_produced: f64,
     pub shuffle_fetched: f64,
     pub max_node_overallocation: u32,
+    /// Reduce attempts killed by the AM's reducer preemption.
+    pub reduces_preempted: u64,
+    /// Shuffle bytes that killed reduce attempts had fetched: fetched again by their reruns,
+    /// and not counted in `shuffle_fetched`.
+    pub shuffle_refetched: f64,
 }
 
 /// The whole simulated world for one policy.
@@ -237,6 +265,11 @@ pub struct Sim<'a> {
     offer_seq: u64,
     jobs_done: usize,
     running_containers: u64,
+    /// Users (queues) with an app that arrived and is not done: FairScheduler's active
+    /// queues, among which the fair share, hence each AM's headroom, is divided.
+    user_active_apps: Vec<u32>,
+    active_queues: u32,
+    am_options: AmOptions,
     pub collector: Collector,
     pub counters: RunCounters,
 }
@@ -353,6 +386,9 @@ impl<'a> Sim<'a> {
                     reduces: Vec::new(),
                     reduces_done: 0,
                     output_by_rack: Vec::new(),
+                    reduces_killed: 0,
+                    maps_running: 0,
+                    am: AmState::default(),
                     running: 0,
                     am_pending: false,
                     allowed: Locality::NodeLocal,
@@ -403,6 +439,9 @@ impl<'a> Sim<'a> {
             offer_seq: 0,
             jobs_done: 0,
             running_containers: 0,
+            user_active_apps: vec![0; users],
+            active_queues: 0,
+            am_options: options.am.clone(),
             collector: Collector::new(cluster, specs, users),
             counters: RunCounters::default(),
         };
