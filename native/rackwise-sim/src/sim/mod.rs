@@ -15,7 +15,8 @@
 //!   allocation and release of containers;
 //! - `core_link`: the Rackwise core's configuration, the ask tables and events sent with each
 //!   offer, and the plan it returns;
-//! - `mr_am`: the MapReduce ApplicationMaster and its map and reduce tasks;
+//! - `mr_am`: the MapReduce ApplicationMaster (its allocate heartbeat, headroom-driven reduce
+//!   ramp and reducer preemption) and its map and reduce tasks;
 //! - `hdfs`: block replica placement and the output write pipeline;
 //! - `transfers`: tasks' transfers as flows of the network model, and the rate re-solves;
 //! - `sampling`: NetSat's rack-load feed and the periodic metric samples.

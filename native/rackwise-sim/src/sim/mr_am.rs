@@ -1,11 +1,15 @@
-//! The MapReduce ApplicationMaster and its tasks: a job's arrival, the AM asking for its maps
-//! with their block locations, choosing which map runs in a granted container, reduce
-//! slow-start and ramp-up, and each task's phases (split read, compute, shuffle fetch, output
-//! write) through to the job's end.
+//! The MapReduce ApplicationMaster and its tasks: a job's arrival, the AM's allocate heartbeat
+//! (its asks reach the RM and granted containers reach it one round-trip late), its map asks
+//! with their block locations, choosing which map runs in a granted container, the reduce
+//! schedule on the RM's headroom (slow-start, ramp-up, ramp-down) and reducer preemption, and
+//! each task's phases (streamed split read alongside compute, spill, shuffle fetch, merge,
+//! output write) through to the job's end.
 //!
 //! The AM is modelled because its asks, counts per host and rack that shrink as maps are
-//! placed, are what every scheduler places from, and its reduce ramp-up decides how many
-//! containers a job's reduces may hold while its maps wait.
+//! placed, are what every scheduler places from, and its reduce schedule decides how many
+//! containers a job's reduces hold while its maps wait: Hadoop's `RMContainerAllocator`
+//! keeps that from deadlocking a full cluster by ramping reduces on the headroom and by
+//! preempting them for maps that cannot run.
 
 use super::core_link::{by_name, take_split};
 use super::event_loop::Ev;
