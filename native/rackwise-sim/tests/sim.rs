@@ -395,6 +395,36 @@ fn without_reducer_preemption() -> AmOptions {
 }
 
 #[test]
+fn am_options_hadoop_would_refuse_are_refused_with_their_name_and_value() {
+    let (cluster, jobs) = deadlock_prone();
+    for (am, expected) in [
+        (
+            AmOptions {
+                heartbeat_ms: 0,
+                ..AmOptions::default()
+            },
+            "AM option heartbeat_ms: value 0",
+        ),
+        (
+            AmOptions {
+                rampup_limit: 1.5,
+                ..AmOptions::default()
+            },
+            "AM option rampup_limit: value 1.5 is not a fraction",
+        ),
+    ] {
+        let options = SimOptions {
+            am,
+            ..SimOptions::default()
+        };
+        let Err(error) = run_policy(&cluster, &jobs, "fair", &options, &mut |_, _| {}) else {
+            panic!("{expected}: accepted");
+        };
+        assert!(error.contains(expected), "{error}");
+    }
+}
+
+#[test]
 fn reducer_preemption_ends_the_deadlock_of_reduces_waiting_for_their_maps() {
     let (cluster, jobs) = deadlock_prone();
     assert!(

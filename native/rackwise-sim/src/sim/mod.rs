@@ -283,6 +283,7 @@ impl<'a> Sim<'a> {
         options: &SimOptions,
     ) -> Result<Sim<'a>, String> {
         cluster.validate()?;
+        options.am.validate()?;
         if cluster.replication > 3 {
             return Err("replication above 3 is not modelled".into());
         }

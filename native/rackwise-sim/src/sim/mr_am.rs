@@ -78,6 +78,29 @@ impl Default for AmOptions {
     }
 }
 
+impl AmOptions {
+    /// Refuses settings Hadoop would not run with, naming the setting, its value and why.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.heartbeat_ms == 0 {
+            return Err(
+                "AM option heartbeat_ms: value 0 is not an interval; expected at least 1 ms".into(),
+            );
+        }
+        for (name, value) in [
+            ("slowstart", self.slowstart),
+            ("rampup_limit", self.rampup_limit),
+            ("preemption_limit", self.preemption_limit),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                return Err(format!(
+                    "AM option {name}: value {value} is not a fraction; expected 0 to 1"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A container the RM granted that the AM receives on its next heartbeat.
 #[derive(Clone, Copy)]
 enum Grant {
@@ -384,7 +407,7 @@ impl Sim<'_> {
         if !needed {
             return;
         }
-        let hb = self.am_options.heartbeat_ms.max(1);
+        let hb = self.am_options.heartbeat_ms;
         let phase = self.jobs[j as usize].am.heartbeat_phase_ms;
         let at = (self.now.saturating_sub(phase) / hb + 1) * hb + phase;
         self.jobs[j as usize].am.heartbeat_scheduled = true;
@@ -470,7 +493,7 @@ impl Sim<'_> {
     /// The AM registered: its map asks exist from now (their age counts for reducer
     /// preemption) and go to the RM on its first heartbeat, one interval later.
     pub(super) fn am_ready(&mut self, j: u32) {
-        let hb = self.am_options.heartbeat_ms.max(1);
+        let hb = self.am_options.heartbeat_ms;
         let am = &mut self.jobs[j as usize].am;
         am.heartbeat_phase_ms = self.now % hb;
         am.maps_requested_ms = self.now;
