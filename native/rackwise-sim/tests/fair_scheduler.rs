@@ -1,8 +1,12 @@
 //! FairScheduler as Hadoop 3.4 runs it: containers per heartbeat, `maxAMShare`, FIFO leaf
 //! queues, the progress watchdog and the bounded queue of events for the core. Timings are
 //! computed by hand from the heartbeat phases (node `i` of `n` beats at `i × 1000 / n` ms
-//! past every second), a 3 s AM start and a 1 s task launch.
+//! past every second), a 3 s AM start and a 1 s task launch, with the AM's asks and grants
+//! taking effect at once (`instant_am`), so that only the scheduler's rules are in the sums.
 
+mod common;
+
+use common::instant_am;
 use rackwise_sim::sim::{HeartbeatAssignment, NETSAT_SOURCE_KEY};
 use rackwise_sim::workload::ShuffleClass;
 use rackwise_sim::{run_policy, Cluster, JobSpec, SimOptions};
@@ -55,14 +59,14 @@ fn a_heartbeat_places_one_container_unless_assignmultiple_says_more() {
     let jobs = vec![map_only(0, 0, 3, 0)];
     let with = |assignment: HeartbeatAssignment| SimOptions {
         heartbeat_assignment: assignment,
-        ..SimOptions::default()
+        ..instant_am()
     };
     let multiple = HeartbeatAssignment {
         assign_multiple: true,
         ..HeartbeatAssignment::default()
     };
     let cases = [
-        (SimOptions::default(), 8.0, "default"),
+        (instant_am(), 8.0, "default"),
         (
             with(HeartbeatAssignment {
                 dynamic_max_assign: false,
@@ -106,14 +110,8 @@ fn max_am_share_keeps_a_second_am_from_taking_the_maps_container() {
     let cluster = rack(2, 1);
     let jobs = vec![map_only(0, 0, 1, 0), map_only(0, 0, 1, 0)];
     for policy in ["fair", "delay", "fair-fifo", "shufflewatcher", "nas"] {
-        let (metrics, _, collector) = run_policy(
-            &cluster,
-            &jobs,
-            policy,
-            &SimOptions::default(),
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let (metrics, _, collector) =
+            run_policy(&cluster, &jobs, policy, &instant_am(), &mut |_, _| {}).unwrap();
         // `delay` and `nas` may hold a map for a better node: for them only the order is
         // computed, and that both finish (two AMs would stall, as below).
         let [first, second] = [0, 1].map(|j| collector.finish_ms[j].unwrap());
@@ -123,7 +121,7 @@ fn max_am_share_keeps_a_second_am_from_taking_the_maps_container() {
         }
         let unlimited = SimOptions {
             max_am_share: -1.0,
-            ..SimOptions::default()
+            ..instant_am()
         };
         let error = run_policy(&cluster, &jobs, policy, &unlimited, &mut |_, _| {})
             .err()
@@ -152,14 +150,8 @@ fn fair_fifo_runs_a_users_jobs_in_submission_order() {
         .map(|i| map_only(i * 1000, 0, 8, 800 * MIB))
         .collect();
     let finish = |policy: &str| {
-        let (_, _, collector) = run_policy(
-            &cluster,
-            &jobs,
-            policy,
-            &SimOptions::default(),
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let (_, _, collector) =
+            run_policy(&cluster, &jobs, policy, &instant_am(), &mut |_, _| {}).unwrap();
         collector
             .finish_ms
             .iter()
@@ -204,7 +196,7 @@ fn rack_loads_for_a_core_not_being_called_are_coalesced() {
     ];
     let options = SimOptions {
         core_settings: BTreeMap::from([(NETSAT_SOURCE_KEY.to_string(), "feed".to_string())]),
-        ..SimOptions::default()
+        ..instant_am()
     };
     let (metrics, counters, _) =
         run_policy(&cluster, &jobs, "nas", &options, &mut |_, _| {}).unwrap();
@@ -226,14 +218,14 @@ fn options_hadoop_would_refuse_are_refused_by_name() {
         (
             SimOptions {
                 max_am_share: 1.5,
-                ..SimOptions::default()
+                ..instant_am()
             },
             "max_am_share 1.5: must be within 0..=1, or -1 to switch the check off",
         ),
         (
             SimOptions {
                 delay_locality_threshold_rack: f64::NAN,
-                ..SimOptions::default()
+                ..instant_am()
             },
             "delay_locality_threshold_rack NaN: must be a finite number",
         ),

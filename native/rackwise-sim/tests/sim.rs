@@ -1,7 +1,10 @@
 //! Correctness of the simulator: hand-computed micro scenarios, conservation over a small
 //! workload under every policy, and determinism.
 
-use rackwise_sim::sim::core_engine;
+mod common;
+
+use common::instant_am;
+use rackwise_sim::sim::{core_engine, AmOptions};
 use rackwise_sim::workload::{load_swim, ShuffleClass};
 use rackwise_sim::{run_policy, Cluster, JobSpec, SimOptions, WorkloadOptions};
 use std::collections::BTreeMap;
@@ -53,14 +56,8 @@ fn one_map_one_reduce_across_racks_finishes_when_computed_by_hand() {
     let cluster = tiny_cluster();
     let jobs = vec![job(0, 0, 110 * MIB, 0, 1, 1)];
     for policy in ["fair", "fifo", "shufflewatcher"] {
-        let (metrics, counters, _) = run_policy(
-            &cluster,
-            &jobs,
-            policy,
-            &SimOptions::default(),
-            &mut |_, _| {},
-        )
-        .unwrap();
+        let (metrics, counters, _) =
+            run_policy(&cluster, &jobs, policy, &instant_am(), &mut |_, _| {}).unwrap();
         assert_eq!(metrics.jobs, 1, "{policy}");
         assert_eq!(metrics.mean_turnaround_s, 18.978, "{policy}");
         assert_eq!(metrics.cross_rack_shuffle_bytes, 110 * MIB, "{policy}");
@@ -85,6 +82,34 @@ fn a_single_node_job_finishes_when_computed_by_hand() {
         ..tiny_cluster()
     };
     let jobs = vec![job(0, 64 * MIB, 64 * MIB, 0, 1, 1)];
+    let (metrics, _, _) =
+        run_policy(&cluster, &jobs, "fair", &instant_am(), &mut |_, _| {}).unwrap();
+    assert_eq!(metrics.mean_turnaround_s, 13.748);
+    assert_eq!(metrics.cross_rack_bytes, 0);
+    assert_eq!(metrics.map_locality["node_local"], 1.0);
+}
+
+/// The same job with the AM's allocate round-trip (heartbeat every 1 s from registration):
+/// * AM at 1000, registered at 4000; AM heartbeats at 5000, 6000, ...
+/// * 5000: the map ask reaches the RM. The node, parked while nothing was asked, heartbeats
+///   next at 6000 and grants the map; the AM's 6000 heartbeat comes after it in that instant
+///   and launches it: 3400 ms, done at 9400.
+/// * 10000: slow-start is met and no map is asked, so the AM adds the reduce to its asks;
+///   they reach the RM at 11000; the node's 12000 heartbeat grants it; the AM launches it at
+///   13000.
+/// * shuffle 2148 ms: 15148; merge 2600 ms: 17748.
+///
+/// Four seconds more than the instant AM: two round-trips (ask, then receive) for the
+/// reduce and one for the map's first ask and grant.
+#[test]
+fn asks_reach_the_rm_and_containers_the_am_only_on_its_heartbeat() {
+    let cluster = Cluster {
+        racks: 1,
+        nodes_per_rack: 1,
+        containers_per_node: 3,
+        ..tiny_cluster()
+    };
+    let jobs = vec![job(0, 64 * MIB, 64 * MIB, 0, 1, 1)];
     let (metrics, _, _) = run_policy(
         &cluster,
         &jobs,
@@ -93,9 +118,7 @@ fn a_single_node_job_finishes_when_computed_by_hand() {
         &mut |_, _| {},
     )
     .unwrap();
-    assert_eq!(metrics.mean_turnaround_s, 13.748);
-    assert_eq!(metrics.cross_rack_bytes, 0);
-    assert_eq!(metrics.map_locality["node_local"], 1.0);
+    assert_eq!(metrics.mean_turnaround_s, 17.748);
 }
 
 /// A small SWIM-format workload with map-only, light and heavy jobs, built in the test so it
@@ -295,4 +318,138 @@ fn reduces_never_starve_their_own_maps() {
             metrics.makespan_s
         );
     }
+}
+
+/// Two jobs of one user on four containers (2 racks of 2 nodes of one container, `sw100`'s
+/// links, one replica), the smallest found by a random search of the shape that stopped the
+/// ShuffleWatcher mix: the first job's reduces ramp up on the headroom it has alone; the
+/// second job's AM takes the last free container; the first job's last maps then find every
+/// container held by the two AMs and its reduces, which wait for them.
+fn deadlock_prone() -> (Cluster, Vec<JobSpec>) {
+    let cluster = Cluster {
+        name: "four containers".into(),
+        racks: 2,
+        nodes_per_rack: 2,
+        containers_per_node: 1,
+        replication: 1,
+        ..Cluster::preset("sw100").unwrap()
+    };
+    let jobs = vec![
+        JobSpec {
+            user: 0,
+            ..job(14_000, 434 * MIB, 381 * MIB, 0, 7, 2)
+        },
+        JobSpec {
+            user: 0,
+            ..job(17_000, 200 * MIB, 464 * MIB, 0, 4, 1)
+        },
+    ];
+    (cluster, jobs)
+}
+
+/// Runs to the end, or returns `None` if the jobs are not done after 20 simulated hours
+/// (their work takes minutes): the run is stuck.
+fn finishes(
+    cluster: &Cluster,
+    jobs: &[JobSpec],
+    am: AmOptions,
+) -> Option<(
+    rackwise_sim::metrics::PolicyMetrics,
+    rackwise_sim::RunCounters,
+)> {
+    let options = SimOptions {
+        am,
+        ..SimOptions::default()
+    };
+    let total = jobs.len();
+    // The run loop has no horizon; the progress callback is the only way out of a run
+    // that can never end, so it unwinds.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        run_policy(cluster, jobs, "fair", &options, &mut |now_ms, done| {
+            if now_ms > 20 * 3_600_000 && done < total {
+                panic!("stuck: {done} of {total} jobs done at {now_ms} ms");
+            }
+        })
+        .unwrap()
+    }))
+    .ok()
+    .map(|(metrics, counters, _)| (metrics, counters))
+}
+
+fn without_reducer_preemption() -> AmOptions {
+    AmOptions {
+        reducer_preempt_delay_ms: None,
+        reducer_unconditional_preempt_delay_ms: None,
+        ..AmOptions::default()
+    }
+}
+
+#[test]
+fn am_options_hadoop_would_refuse_are_refused_with_their_name_and_value() {
+    let (cluster, jobs) = deadlock_prone();
+    for (am, expected) in [
+        (
+            AmOptions {
+                heartbeat_ms: 0,
+                ..AmOptions::default()
+            },
+            "AM option heartbeat_ms: value 0",
+        ),
+        (
+            AmOptions {
+                rampup_limit: 1.5,
+                ..AmOptions::default()
+            },
+            "AM option rampup_limit: value 1.5 is not a fraction",
+        ),
+    ] {
+        let options = SimOptions {
+            am,
+            ..SimOptions::default()
+        };
+        let Err(error) = run_policy(&cluster, &jobs, "fair", &options, &mut |_, _| {}) else {
+            panic!("{expected}: accepted");
+        };
+        assert!(error.contains(expected), "{error}");
+    }
+}
+
+#[test]
+fn reducer_preemption_ends_the_deadlock_of_reduces_waiting_for_their_maps() {
+    let (cluster, jobs) = deadlock_prone();
+    assert!(
+        finishes(&cluster, &jobs, without_reducer_preemption()).is_none(),
+        "without reducer preemption the scenario deadlocks"
+    );
+    let (metrics, counters) =
+        finishes(&cluster, &jobs, AmOptions::default()).expect("preemption ends the deadlock");
+    assert_eq!(metrics.jobs, 2);
+    assert!(metrics.makespan_s < 120.0, "{}", metrics.makespan_s);
+    assert!(counters.reduces_preempted >= 1);
+    // A killed attempt's fetched bytes are fetched again by its rerun, and counted apart.
+    assert!(counters.shuffle_refetched > 0.0);
+    assert!((counters.shuffle_fetched - counters.shuffle_produced).abs() < 1.0);
+}
+
+/// With the headroom rule off, only `reducer.unconditional-preempt.delay` frees the stuck
+/// maps: the jobs end only after a map ask has waited that long, and a shorter delay ends
+/// them sooner by the difference.
+#[test]
+fn reduces_are_preempted_unconditionally_once_a_map_has_waited_the_delay() {
+    let (cluster, jobs) = deadlock_prone();
+    let makespan = |delay_s: u64| {
+        let am = AmOptions {
+            reducer_unconditional_preempt_delay_ms: Some(delay_s * 1000),
+            ..without_reducer_preemption()
+        };
+        let (metrics, counters) = finishes(&cluster, &jobs, am).expect("finishes");
+        assert!(counters.reduces_preempted >= 1);
+        metrics.makespan_s
+    };
+    let (after_300, after_600) = (makespan(300), makespan(600));
+    assert!(after_300 > 300.0, "{after_300}");
+    assert!(
+        (after_600 - after_300 - 300.0).abs() < 30.0,
+        "300 s more delay: {after_300} then {after_600}"
+    );
 }

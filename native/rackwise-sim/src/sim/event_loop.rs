@@ -18,6 +18,7 @@ use std::cmp::Reverse;
 pub(super) enum Ev {
     Arrive(u32),
     AmReady(u32),
+    AmHeartbeat(u32),
     MapCpuDone(u32, u32),
     ReduceCpuDone(u32, u32),
     FlowDone(u32, u64),
@@ -69,6 +70,7 @@ impl Sim<'_> {
             match ev {
                 Ev::Arrive(j) => self.arrive(j),
                 Ev::AmReady(j) => self.am_ready(j),
+                Ev::AmHeartbeat(j) => self.am_heartbeat(j),
                 Ev::MapCpuDone(j, m) => self.map_cpu_done(j, m),
                 Ev::ReduceCpuDone(j, r) => self.reduce_cpu_done(j, r),
                 Ev::FlowDone(f, gen) => self.flow_done(f as usize, gen),

@@ -112,13 +112,6 @@ impl Sim<'_> {
             job.full_node_base = full_node_heartbeats;
         }
         let u = job.user as usize;
-        if !job.active && job.phase == JobPhase::AwaitAm {
-            job.active = true;
-            self.user_active_apps[u] += 1;
-            if self.user_active_apps[u] == 1 {
-                self.active_queues += 1;
-            }
-        }
         let job = &self.jobs[j as usize];
         let before = self.total_pending;
         if job.pending() > 0 {
@@ -429,14 +422,9 @@ impl Sim<'_> {
         self.fs_remove(j);
         let u = self.jobs[j as usize].user as usize;
         let job = &mut self.jobs[j as usize];
-        if container == job.am_container && job.active {
-            // The AM's container is released when its job ends.
-            job.active = false;
+        if container == job.am_container && job.phase >= JobPhase::AmStarting {
+            // The AM's container is released when its job ends (before the phase is Done).
             self.user_ams[u] -= 1;
-            self.user_active_apps[u] -= 1;
-            if self.user_active_apps[u] == 0 {
-                self.active_queues -= 1;
-            }
         }
         self.user_running[u] -= 1;
         self.jobs[j as usize].running -= 1;
@@ -500,8 +488,14 @@ mod tests {
     /// The job arrived, its AM holds a container (its node is full) and asked for the map at
     /// `now_ms`; returns the simulator and a free node without the split.
     fn map_asked<'a>(cluster: &'a Cluster, specs: &'a [JobSpec], now_ms: u64) -> (Sim<'a>, u32) {
+        // The AM's asks take effect at once (no allocate round-trip): these tests count the
+        // scheduler's missed opportunities, not the AM's heartbeats.
         let options = SimOptions {
             delay_locality_threshold_node: 0.5,
+            am: super::super::AmOptions {
+                round_trip: false,
+                ..Default::default()
+            },
             ..SimOptions::default()
         };
         let mut sim = Sim::new(cluster, specs, Policy::Delay, &options).unwrap();

@@ -17,7 +17,8 @@
 //!   allocation and release of containers;
 //! - `core_link`: the Rackwise core's configuration, the ask tables and events sent with each
 //!   offer, and the plan it returns;
-//! - `mr_am`: the MapReduce ApplicationMaster and its map and reduce tasks;
+//! - `mr_am`: the MapReduce ApplicationMaster (its allocate heartbeat, headroom-driven reduce
+//!   ramp and reducer preemption) and its map and reduce tasks;
 //! - `hdfs`: block replica placement and the output write pipeline;
 //! - `transfers`: tasks' transfers as flows of the network model, and the rate re-solves;
 //! - `sampling`: NetSat's rack-load feed and the periodic metric samples.
@@ -35,7 +36,10 @@ pub use core_link::{netsat_label, NETSAT_SOURCE_KEY};
 pub use fair_scheduler::{
     HeartbeatAssignment, DELAY_LOCALITY_THRESHOLD_NODE, DELAY_LOCALITY_THRESHOLD_RACK, MAX_AM_SHARE,
 };
-pub use mr_am::{REDUCE_RAMPUP_LIMIT, SLOWSTART};
+pub use mr_am::{
+    AmOptions, AM_HEARTBEAT_MS, REDUCER_UNCONDITIONAL_PREEMPT_DELAY_MS, REDUCE_PREEMPTION_LIMIT,
+    REDUCE_RAMPUP_LIMIT, SLOWSTART,
+};
 pub use sampling::SAMPLE_MS;
 pub use transfers::NET_TICK_MS;
 
@@ -45,6 +49,7 @@ use crate::network::{FlowId, Network};
 use crate::rng::Rng;
 use crate::workload::JobSpec;
 use event_loop::{Ev, Hb};
+use mr_am::AmState;
 use rackwise_core::mapreduce;
 use rackwise_core::protocol::{AppId, Event, Locality, NodeId, RackName, Resources};
 pub use rackwise_core::settings::CONGESTION_THRESHOLD;
@@ -121,6 +126,8 @@ pub struct SimOptions {
     pub delay_locality_threshold_rack: f64,
     /// The progress watchdog's limit in simulated ms (0: off).
     pub watchdog_ms: u64,
+    /// The MapReduce ApplicationMaster's allocator settings (`mr_am`).
+    pub am: AmOptions,
 }
 
 impl SimOptions {
@@ -146,7 +153,7 @@ impl SimOptions {
                 return Err(format!("{name} {value}: must be a finite number"));
             }
         }
-        Ok(())
+        self.am.validate()
     }
 }
 
@@ -161,6 +168,7 @@ impl Default for SimOptions {
             delay_locality_threshold_node: DELAY_LOCALITY_THRESHOLD_NODE,
             delay_locality_threshold_rack: DELAY_LOCALITY_THRESHOLD_RACK,
             watchdog_ms: WATCHDOG_MS,
+            am: AmOptions::default(),
         }
     }
 }
@@ -179,6 +187,9 @@ struct MapTask {
     assigned: bool,
     node: u32,
     container: u32,
+    /// What the map still waits for before its spill: its compute over the input and, for a
+    /// non-local map, the streamed read of its split (`mr_am::input_consumed`).
+    inputs_left: u8,
 }
 
 struct ReduceTask {
@@ -189,6 +200,12 @@ struct ReduceTask {
     remote_flow: Option<FlowId>,
     links_stale: bool,
     shuffling: bool,
+    /// The output write pipeline's flow, while the reduce writes its output.
+    output_flow: Option<FlowId>,
+    /// Map output bytes handed to this attempt's fetch flows so far.
+    received: f64,
+    /// Done or killed by reducer preemption: the attempt holds no container any more.
+    ended: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -230,6 +247,13 @@ struct Job {
     reduces: Vec<ReduceTask>,
     reduces_done: u32,
     output_by_rack: Vec<f64>,
+    /// Reduce attempts killed by the AM's reducer preemption (their tasks run again).
+    reduces_killed: u32,
+    /// Maps launched in their containers and not done (the AM's assigned maps).
+    maps_running: u32,
+    /// The AM's side of its asks (`mr_am`): what it has sent or will send on its next
+    /// heartbeat, the containers granted that it has not received yet, and its heartbeat.
+    am: AmState,
     running: u32,
     am_pending: bool,
     /// Delay scheduling: allowed locality of the map key, and the scheduling opportunities it
@@ -238,8 +262,6 @@ struct Job {
     allowed: Locality,
     missed: f64,
     full_node_base: f64,
-    /// Counted in its user queue's active apps (arrived, not finished).
-    active: bool,
     asks_dirty: bool,
     /// The `any` of the AM, reduce and map rows as last sent to the core: a row goes out when
     /// it changed, and a row that dropped to zero goes out once, removing it.
@@ -268,6 +290,11 @@ pub struct RunCounters {
     pub peak_core_events: usize,
     /// Where the core's NetSat took rack loads from (`netsat_label`).
     pub netsat: &'static str,
+    /// Reduce attempts killed by the AM's reducer preemption.
+    pub reduces_preempted: u64,
+    /// Shuffle bytes that killed reduce attempts had fetched: fetched again by their reruns,
+    /// and not counted in `shuffle_fetched`.
+    pub shuffle_refetched: f64,
 }
 
 /// The whole simulated world for one policy.
@@ -323,10 +350,8 @@ pub struct Sim<'a> {
     watchdog_ms: u64,
     /// The last time a container was allocated or a task completed.
     last_progress_ms: u64,
-    /// Per user queue: ApplicationMasters holding a container, and apps arrived not finished.
+    /// Per user queue: ApplicationMasters holding a container.
     user_ams: Vec<u32>,
-    user_active_apps: Vec<u32>,
-    active_queues: u32,
     /// Nodes with no free container, and the heartbeats such nodes had until
     /// `full_nodes_since` (each a missed opportunity for every app with maps pending).
     full_nodes: u32,
@@ -336,6 +361,11 @@ pub struct Sim<'a> {
     offer_seq: u64,
     jobs_done: usize,
     running_containers: u64,
+    /// Users (queues) with an app that arrived and is not done: FairScheduler's active
+    /// queues, among which the fair share, hence each AM's headroom, is divided.
+    user_active_apps: Vec<u32>,
+    active_queues: u32,
+    am_options: AmOptions,
     pub collector: Collector,
     pub counters: RunCounters,
 }
@@ -453,12 +483,14 @@ impl<'a> Sim<'a> {
                     reduces: Vec::new(),
                     reduces_done: 0,
                     output_by_rack: Vec::new(),
+                    reduces_killed: 0,
+                    maps_running: 0,
+                    am: AmState::default(),
                     running: 0,
                     am_pending: false,
                     allowed: Locality::NodeLocal,
                     missed: 0.0,
                     full_node_base: 0.0,
-                    active: false,
                     asks_dirty: false,
                     reported_any: [0; 3],
                     stats_dirty: false,
@@ -513,8 +545,6 @@ impl<'a> Sim<'a> {
             watchdog_ms: options.watchdog_ms,
             last_progress_ms: 0,
             user_ams: vec![0; users],
-            user_active_apps: vec![0; users],
-            active_queues: 0,
             full_nodes: 0,
             full_node_heartbeats: 0.0,
             full_nodes_since: 0,
@@ -522,6 +552,9 @@ impl<'a> Sim<'a> {
             offer_seq: 0,
             jobs_done: 0,
             running_containers: 0,
+            user_active_apps: vec![0; users],
+            active_queues: 0,
+            am_options: options.am.clone(),
             collector: Collector::new(cluster, specs, users),
             counters: RunCounters {
                 netsat: netsat_label(&options.core_settings),

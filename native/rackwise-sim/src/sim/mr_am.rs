@@ -1,11 +1,15 @@
-//! The MapReduce ApplicationMaster and its tasks: a job's arrival, the AM asking for its maps
-//! with their block locations, choosing which map runs in a granted container, reduce
-//! slow-start and ramp-up, and each task's phases (split read, compute, shuffle fetch, output
-//! write) through to the job's end.
+//! The MapReduce ApplicationMaster and its tasks: a job's arrival, the AM's allocate heartbeat
+//! (its asks reach the RM and granted containers reach it one round-trip late), its map asks
+//! with their block locations, choosing which map runs in a granted container, the reduce
+//! schedule on the RM's headroom (slow-start, ramp-up, ramp-down) and reducer preemption, and
+//! each task's phases (streamed split read alongside compute, spill, shuffle fetch, merge,
+//! output write) through to the job's end.
 //!
 //! The AM is modelled because its asks, counts per host and rack that shrink as maps are
-//! placed, are what every scheduler places from, and its reduce ramp-up decides how many
-//! containers a job's reduces may hold while its maps wait.
+//! placed, are what every scheduler places from, and its reduce schedule decides how many
+//! containers a job's reduces hold while its maps wait: Hadoop's `RMContainerAllocator`
+//! keeps that from deadlocking a full cluster by ramping reduces on the headroom and by
+//! preempting them for maps that cannot run.
 
 use super::core_link::{by_name, take_split};
 use super::event_loop::Ev;
@@ -22,38 +26,392 @@ use std::collections::BTreeMap;
 /// MapReduce `mapreduce.job.reduce.slowstart.completedmaps` default.
 pub const SLOWSTART: f64 = 0.05;
 /// MapReduce `yarn.app.mapreduce.am.job.reduce.rampup.limit` default: while maps are pending,
-/// reduces may take at most this fraction of the job's running tasks.
+/// reduces may take at most this fraction of the job's resource limit (its headroom plus its
+/// running tasks), in proportion to the fraction of maps completed.
 pub const REDUCE_RAMPUP_LIMIT: f64 = 0.5;
+/// MapReduce `yarn.app.mapreduce.am.job.reduce.preemption.limit` default: one reducer
+/// preemption kills up to this fraction of the job's resource limit in reduces.
+pub const REDUCE_PREEMPTION_LIMIT: f64 = 0.5;
+/// MapReduce `mapreduce.job.reducer.unconditional-preempt.delay.sec` default (300 s): a map
+/// ask waiting this long has reduces preempted for it whatever the headroom says.
+pub const REDUCER_UNCONDITIONAL_PREEMPT_DELAY_MS: u64 = 300_000;
+/// MapReduce `yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms` default: the AM's
+/// allocate call to the ResourceManager.
+pub const AM_HEARTBEAT_MS: u64 = 1000;
+
+/// The MR AM's allocator settings (`RMContainerAllocator`, `RMContainerRequestor`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AmOptions {
+    /// `yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms`.
+    pub heartbeat_ms: u64,
+    /// The allocate round-trip: asks reach the RM on the AM's next heartbeat, and granted
+    /// containers reach the AM (and are launched) on its next heartbeat. `false` keeps the
+    /// simulator's earlier instant model: asks take effect and containers launch the moment
+    /// they change, and the reduce schedule is recomputed on every allocation and release.
+    pub round_trip: bool,
+    /// `mapreduce.job.reduce.slowstart.completedmaps`.
+    pub slowstart: f64,
+    /// `yarn.app.mapreduce.am.job.reduce.rampup.limit`.
+    pub rampup_limit: f64,
+    /// `yarn.app.mapreduce.am.job.reduce.preemption.limit`.
+    pub preemption_limit: f64,
+    /// `mapreduce.job.reducer.preempt.delay.sec` (default 0), in ms: how long a map ask waits
+    /// with no headroom before reduces are preempted for it. `None`: never (Hadoop has no
+    /// such value; it is the switch that shows what the simulator did without preemption).
+    pub reducer_preempt_delay_ms: Option<u64>,
+    /// `mapreduce.job.reducer.unconditional-preempt.delay.sec` in ms; `None` is Hadoop's
+    /// negative value, which disables it.
+    pub reducer_unconditional_preempt_delay_ms: Option<u64>,
+}
+
+impl Default for AmOptions {
+    fn default() -> Self {
+        AmOptions {
+            heartbeat_ms: AM_HEARTBEAT_MS,
+            round_trip: true,
+            slowstart: SLOWSTART,
+            rampup_limit: REDUCE_RAMPUP_LIMIT,
+            preemption_limit: REDUCE_PREEMPTION_LIMIT,
+            reducer_preempt_delay_ms: Some(0),
+            reducer_unconditional_preempt_delay_ms: Some(REDUCER_UNCONDITIONAL_PREEMPT_DELAY_MS),
+        }
+    }
+}
+
+impl AmOptions {
+    /// Refuses settings Hadoop would not run with, naming the setting, its value and why.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.heartbeat_ms == 0 {
+            return Err(
+                "AM option heartbeat_ms: value 0 is not an interval; expected at least 1 ms".into(),
+            );
+        }
+        for (name, value) in [
+            ("slowstart", self.slowstart),
+            ("rampup_limit", self.rampup_limit),
+            ("preemption_limit", self.preemption_limit),
+        ] {
+            if !(0.0..=1.0).contains(&value) {
+                return Err(format!(
+                    "AM option {name}: value {value} is not a fraction; expected 0 to 1"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A container the RM granted that the AM receives on its next heartbeat.
+#[derive(Clone, Copy)]
+enum Grant {
+    Map {
+        m: u32,
+        node: u32,
+        container: u32,
+        locality: Locality,
+    },
+    Reduce {
+        node: u32,
+        container: u32,
+    },
+}
+
+/// The AM's side of a job's asks.
+#[derive(Default)]
+pub(super) struct AmState {
+    /// The map asks were sent to the RM (on the AM's first heartbeat after registering).
+    maps_asked: bool,
+    /// When the AM created its map asks: a map ask's age decides reducer preemption.
+    maps_requested_ms: u64,
+    /// Reduce asks the AM holds in its ask table (`scheduledRequests.reduces`); the rest of
+    /// the reduces not yet running wait in the AM (`pendingReduces`) for the ramp-up.
+    reduces_scheduled: u32,
+    granted: Vec<Grant>,
+    heartbeat_scheduled: bool,
+    heartbeat_phase_ms: u64,
+}
 
 impl Sim<'_> {
-    /// The MR AM's reduce ramp-up (`RMContainerAllocator.scheduleReduces`): while maps are
-    /// still pending, the job's reduces (running and asked) stay within
-    /// `REDUCE_RAMPUP_LIMIT` of its running tasks (at least one), so reduces waiting for map
-    /// output can never hold every container its maps need; pending reduce asks beyond the
-    /// limit are withdrawn (ramp-down). Once every map is placed, all reduces are asked.
-    pub(super) fn ramp_reduces(&mut self, j: u32) {
+    /// Reduces neither running, done nor granted a container: asked or waiting in the AM.
+    fn reduces_unstarted(&self, j: u32) -> u32 {
         let job = &self.jobs[j as usize];
-        if !job.reduces_requested || job.phase == JobPhase::Done {
+        let granted = job
+            .am
+            .granted
+            .iter()
+            .filter(|g| matches!(g, Grant::Reduce { .. }))
+            .count() as u32;
+        job.reduces_total - job.reduces_done - self.reduces_running(j) - granted
+    }
+
+    fn reduces_running(&self, j: u32) -> u32 {
+        let job = &self.jobs[j as usize];
+        job.reduces.len() as u32 - job.reduces_done - job.reduces_killed
+    }
+
+    /// Maps the AM still asks for: pending at the RM, or granted and not yet received.
+    fn maps_scheduled(&self, j: u32) -> u32 {
+        let job = &self.jobs[j as usize];
+        let granted = job
+            .am
+            .granted
+            .iter()
+            .filter(|g| matches!(g, Grant::Map { .. }))
+            .count() as u32;
+        job.pending_maps + granted
+    }
+
+    /// The headroom the RM returns on an allocate, in containers: FairScheduler's
+    /// `FSAppAttempt.getHeadroom` under the fair-share policy, the queue's fair share less its
+    /// usage, at most what the cluster has free. Every user queue has weight 1 and no max
+    /// share, so the fair share is the cluster divided among the active queues.
+    fn headroom(&self, j: u32) -> i64 {
+        let total = self.nodes.len() as u64 * self.cluster.containers_per_node as u64;
+        let free = total - self.running_containers;
+        let fair_share = total as f64 / self.active_queues.max(1) as f64;
+        let usage = self.user_running[self.jobs[j as usize].user as usize] as f64;
+        (fair_share - usage).max(0.0).min(free as f64).floor() as i64
+    }
+
+    /// The instant model's reduce schedule, recomputed on every allocation and release of the
+    /// job (`AmOptions::round_trip = false`); with the round-trip it runs on the AM heartbeat.
+    pub(super) fn ramp_reduces(&mut self, j: u32) {
+        if self.am_options.round_trip || self.jobs[j as usize].phase != JobPhase::Running {
             return;
         }
-        let started = job.reduces.len() as u32;
-        let unstarted = job.reduces_total - started;
-        let pending = if job.pending_maps == 0 {
-            unstarted
+        let headroom = self.headroom(j);
+        self.schedule_reduces(j, headroom);
+        self.send_reduce_asks(j);
+    }
+
+    /// `RMContainerAllocator.scheduleReduces`: after slow-start, the reduces' share of the
+    /// job's resource limit (headroom plus running tasks) grows with the fraction of maps
+    /// completed up to the ramp-up limit, and takes what the maps' share leaves unused; asks
+    /// beyond it go back to waiting in the AM (ramp-down). Once no map is asked, every
+    /// reduce is asked. Counts are containers: every task takes one.
+    fn schedule_reduces(&mut self, j: u32, headroom: i64) {
+        let unstarted = self.reduces_unstarted(j);
+        let scheduled_maps = self.maps_scheduled(j) as i64;
+        let assigned_reduces = self.reduces_running(j) as i64;
+        let options = &self.am_options;
+        let job = &mut self.jobs[j as usize];
+        if job.reduces_total == 0 {
+            return;
+        }
+        // Asks a preemption returned exceed what is left only transiently; never count them.
+        job.am.reduces_scheduled = job.am.reduces_scheduled.min(unstarted);
+        let waiting = unstarted - job.am.reduces_scheduled;
+        if waiting == 0 {
+            return;
+        }
+        if !job.reduces_requested {
+            let needed = (options.slowstart * job.maps_total as f64).ceil() as u32;
+            if job.maps_done < needed {
+                return;
+            }
+            job.reduces_requested = true;
+        }
+        if scheduled_maps == 0 {
+            job.am.reduces_scheduled = unstarted;
+            return;
+        }
+        let completed = job.maps_done as f64 / job.maps_total as f64;
+        let assigned_maps = job.maps_running as i64;
+        let limit = headroom + assigned_maps + assigned_reduces;
+        let ideal_reduces = (limit as f64 * completed.min(options.rampup_limit)) as i64;
+        let ideal_maps = limit - ideal_reduces;
+        let net_maps = scheduled_maps + assigned_maps;
+        let net_reduces = job.am.reduces_scheduled as i64 + assigned_reduces;
+        let reduce_limit = if ideal_maps >= net_maps {
+            ideal_reduces + (ideal_maps - net_maps)
         } else {
-            // Running tasks: every container of the job but its AM.
-            let running_reduces = started - job.reduces_done;
-            let running_tasks = job.running.saturating_sub(1);
-            let cap = ((REDUCE_RAMPUP_LIMIT * running_tasks as f64) as u32).max(1);
-            cap.saturating_sub(running_reduces).min(unstarted)
+            ideal_reduces
         };
-        if pending == job.pending_reduces {
+        let ramp = reduce_limit - net_reduces;
+        if ramp > 0 {
+            job.am.reduces_scheduled += (ramp as u32).min(waiting);
+        } else {
+            job.am.reduces_scheduled -= ((-ramp) as u32).min(job.am.reduces_scheduled);
+        }
+    }
+
+    /// The AM's reduce asks reach the RM's ask table.
+    fn send_reduce_asks(&mut self, j: u32) {
+        let asked = self.jobs[j as usize].am.reduces_scheduled;
+        if asked == self.jobs[j as usize].pending_reduces {
             return;
         }
         self.fs_remove(j);
-        self.jobs[j as usize].pending_reduces = pending;
+        self.jobs[j as usize].pending_reduces = asked;
         self.fs_insert(j);
         self.mark_asks(j);
+    }
+
+    /// `RMContainerAllocator.preemptReducesIfNeeded`: with maps asked and none running, the
+    /// AM kills reduces when a map ask has waited past the unconditional delay, or when the
+    /// headroom (less the reduces it asks for) holds no map and a map ask has waited past
+    /// `reducer.preempt.delay`. Returns whether it preempted (the reduce schedule then waits
+    /// for the next heartbeat).
+    fn preempt_reduces_if_needed(&mut self, j: u32, headroom: i64) -> bool {
+        let job = &self.jobs[j as usize];
+        if job.reduces_total == 0 || job.maps_running > 0 || self.maps_scheduled(j) == 0 {
+            return false;
+        }
+        let waited = self.now - job.am.maps_requested_ms;
+        let hanging = |delay: Option<u64>| match delay {
+            // Hadoop counts every ask as hanging for a delay of zero.
+            Some(d) if d == 0 || waited > d => self.maps_scheduled(j),
+            _ => 0,
+        };
+        let unconditional = hanging(self.am_options.reducer_unconditional_preempt_delay_ms);
+        if unconditional > 0 {
+            self.preempt_reducers(j, headroom, unconditional);
+            return true;
+        }
+        if headroom - job.am.reduces_scheduled as i64 >= 1 {
+            return false;
+        }
+        let no_headroom = hanging(self.am_options.reducer_preempt_delay_ms);
+        if no_headroom > 0 {
+            self.preempt_reducers(j, headroom, no_headroom);
+            return true;
+        }
+        false
+    }
+
+    /// `RMContainerAllocator.preemptReducer`: withdraw every reduce ask, and kill the running
+    /// reduces with the least progress, at least one, up to the preemption limit of the job's
+    /// resource limit and at most one per hanging map.
+    fn preempt_reducers(&mut self, j: u32, headroom: i64, hanging: u32) {
+        self.jobs[j as usize].am.reduces_scheduled = 0;
+        let limit =
+            headroom + self.jobs[j as usize].maps_running as i64 + self.reduces_running(j) as i64;
+        let by_limit = (limit as f64 * self.am_options.preemption_limit) as i64;
+        let to_preempt = by_limit.max(1).min(hanging as i64) as usize;
+        let job = &self.jobs[j as usize];
+        let mut victims: Vec<(f64, u32)> = (0..job.reduces.len() as u32)
+            .filter(|&r| !job.reduces[r as usize].ended)
+            .map(|r| (self.reduce_progress(j, r), r))
+            .collect();
+        victims.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        for &(_, r) in victims.iter().take(to_preempt) {
+            self.kill_reduce(j, r);
+        }
+    }
+
+    /// A reduce attempt's progress as MapReduce reports it: the shuffle is its first third,
+    /// by the fraction of its input fetched; the merge and reduce the second; the output
+    /// write the last.
+    fn reduce_progress(&self, j: u32, r: u32) -> f64 {
+        let job = &self.jobs[j as usize];
+        let task = &job.reduces[r as usize];
+        if task.output_flow.is_some() {
+            return 2.0 / 3.0;
+        }
+        if !task.shuffling {
+            return 1.0 / 3.0;
+        }
+        let pending: f64 = [task.local_flow, task.remote_flow]
+            .into_iter()
+            .flatten()
+            .map(|f| self.net.remaining(f))
+            .sum();
+        let fetched = (task.received - pending).max(0.0);
+        fetched / job.shuffle_per_reduce.max(1.0) / 3.0
+    }
+
+    /// Kills a reduce attempt for a map: its transfers stop, its container goes back to the
+    /// RM at once, and the reduce waits in the AM to run again from the start of its shuffle.
+    fn kill_reduce(&mut self, j: u32, r: u32) {
+        let task = &mut self.jobs[j as usize].reduces[r as usize];
+        task.ended = true;
+        task.shuffling = false;
+        let (node, container) = (task.node, task.container);
+        let flows = [
+            task.local_flow.take(),
+            task.remote_flow.take(),
+            task.output_flow.take(),
+        ];
+        let received = task.received;
+        let mut unfetched = 0.0;
+        for (i, f) in flows.into_iter().enumerate() {
+            let Some(f) = f else { continue };
+            let left = self.cancel_flow(f);
+            // The first two are the shuffle fetches; the third writes the output.
+            if i < 2 {
+                unfetched += left;
+            }
+        }
+        let fetched = (received - unfetched).max(0.0);
+        self.counters.shuffle_fetched -= fetched;
+        self.counters.shuffle_refetched += fetched;
+        self.counters.reduces_preempted += 1;
+        self.jobs[j as usize].reduces_killed += 1;
+        self.release(j, node, container);
+        self.am_wake(j);
+    }
+
+    /// The AM's allocate call (`RMContainerAllocator.heartbeat`): its asks reach the RM, the
+    /// containers granted since the last call reach it and are launched, and with the
+    /// headroom of the response it preempts reduces or, if it did not, re-plans them.
+    pub(super) fn am_heartbeat(&mut self, j: u32) {
+        self.jobs[j as usize].am.heartbeat_scheduled = false;
+        if self.jobs[j as usize].phase == JobPhase::Done {
+            return;
+        }
+        if self.am_options.round_trip {
+            if !self.jobs[j as usize].am.maps_asked {
+                self.ask_maps(j);
+            }
+            self.send_reduce_asks(j);
+            for grant in std::mem::take(&mut self.jobs[j as usize].am.granted) {
+                match grant {
+                    Grant::Map {
+                        m,
+                        node,
+                        container,
+                        locality,
+                    } => self.launch_map(j, m, node, container, locality),
+                    Grant::Reduce { node, container } => self.launch_reduce(j, node, container),
+                }
+                if self.jobs[j as usize].phase == JobPhase::Done {
+                    return;
+                }
+            }
+        }
+        let headroom = self.headroom(j);
+        if !self.preempt_reduces_if_needed(j, headroom) {
+            self.schedule_reduces(j, headroom);
+        }
+        if !self.am_options.round_trip {
+            self.send_reduce_asks(j);
+        }
+        self.am_wake(j);
+    }
+
+    /// Schedules the AM's next heartbeat while it can change anything: maps or reduces not
+    /// yet running, asks the RM has not seen, or granted containers the AM has not received.
+    pub(super) fn am_wake(&mut self, j: u32) {
+        let job = &self.jobs[j as usize];
+        if job.am.heartbeat_scheduled
+            || job.phase < JobPhase::AmStarting
+            || job.phase == JobPhase::Done
+        {
+            return;
+        }
+        let needed = !job.am.maps_asked
+            || !job.am.granted.is_empty()
+            || job.pending_maps > 0
+            || job.pending_reduces != job.am.reduces_scheduled
+            || self.reduces_unstarted(j) > job.am.reduces_scheduled;
+        if !needed {
+            return;
+        }
+        let hb = self.am_options.heartbeat_ms;
+        let phase = self.jobs[j as usize].am.heartbeat_phase_ms;
+        let at = (self.now.saturating_sub(phase) / hb + 1) * hb + phase;
+        self.jobs[j as usize].am.heartbeat_scheduled = true;
+        self.push(at, Ev::AmHeartbeat(j));
     }
 
     /// The MR AM's choice of which map runs in a container: one with data on the node, else on
@@ -114,6 +472,11 @@ impl Sim<'_> {
                 submit_ms: spec.submit_ms,
             });
         }
+        let user = spec.user;
+        self.user_active_apps[user] += 1;
+        if self.user_active_apps[user] == 1 {
+            self.active_queues += 1;
+        }
         self.fs_remove(j);
         let job = &mut self.jobs[j as usize];
         job.phase = JobPhase::AwaitAm;
@@ -127,9 +490,22 @@ impl Sim<'_> {
         }
     }
 
-    /// The AM registered: it places the input blocks' replicas as HDFS did when the input was
-    /// written, and asks for every map with its block locations.
+    /// The AM registered: its map asks exist from now (their age counts for reducer
+    /// preemption) and go to the RM on its first heartbeat, one interval later.
     pub(super) fn am_ready(&mut self, j: u32) {
+        let hb = self.am_options.heartbeat_ms;
+        let am = &mut self.jobs[j as usize].am;
+        am.heartbeat_phase_ms = self.now % hb;
+        am.maps_requested_ms = self.now;
+        if !self.am_options.round_trip {
+            self.ask_maps(j);
+        }
+        self.am_wake(j);
+    }
+
+    /// The AM's map asks reach the RM: the input blocks' replicas are placed as HDFS did when
+    /// the input was written, and every map is asked with its block locations.
+    fn ask_maps(&mut self, j: u32) {
         let n = self.nodes.len();
         let racks = self.cluster.racks;
         let per_rack = self.cluster.nodes_per_rack;
@@ -158,6 +534,7 @@ impl Sim<'_> {
                 assigned: false,
                 node: 0,
                 container: 0,
+                inputs_left: 0,
             });
         }
         let ask_hosts = by_name(&host_count, &self.hosts);
@@ -165,6 +542,7 @@ impl Sim<'_> {
         self.fs_remove(j);
         let job = &mut self.jobs[j as usize];
         job.phase = JobPhase::Running;
+        job.am.maps_asked = true;
         job.maps = maps;
         // Popped from the end: reverse so that maps start in index order.
         for list in by_host.values_mut().chain(by_rack.values_mut()) {
@@ -185,6 +563,8 @@ impl Sim<'_> {
         self.mark_stats(j);
     }
 
+    /// The RM granted a map container: the AM launches it at once in the instant model, else
+    /// when its next heartbeat receives it.
     pub(super) fn start_map(
         &mut self,
         j: u32,
@@ -193,12 +573,39 @@ impl Sim<'_> {
         container: u32,
         locality: Locality,
     ) {
+        if !self.am_options.round_trip {
+            self.launch_map(j, m, node, container, locality);
+            return;
+        }
+        self.jobs[j as usize].am.granted.push(Grant::Map {
+            m,
+            node,
+            container,
+            locality,
+        });
+        self.am_wake(j);
+    }
+
+    /// A map starts in its container. Its record reader streams the split while the map
+    /// function consumes it: the launch overhead and the compute over the input run from the
+    /// start, and a non-local split's read runs alongside as a flow; the spill (or a map-only
+    /// job's output write) follows once both are through (`input_consumed`).
+    fn launch_map(&mut self, j: u32, m: u32, node: u32, container: u32, locality: Locality) {
+        let c = self.cluster;
+        let speed = self.nodes[node as usize].speed;
         let job = &mut self.jobs[j as usize];
-        job.maps[m as usize].node = node;
-        job.maps[m as usize].container = container;
+        job.maps_running += 1;
+        let task = &mut job.maps[m as usize];
+        task.node = node;
+        task.container = container;
         let input = job.input_per_map;
-        if locality == Locality::NodeLocal || input <= 0.0 {
-            self.map_compute(j, m);
+        let remote = locality != Locality::NodeLocal && input > 0.0;
+        task.inputs_left = 1 + remote as u8;
+        let compute_ms = (c.task_overhead_s * 1000.0
+            + input / Cluster::mib_per_s_to_bytes_per_ms(c.map_mib_per_s))
+            / speed;
+        self.push(self.now + compute_ms.round() as u64, Ev::MapCpuDone(j, m));
+        if !remote {
             return;
         }
         // Read the split from a replica on this rack if there is one, else from the first.
@@ -220,22 +627,28 @@ impl Sim<'_> {
         self.add_flow(input, &links, owner(OWN_MAP_READ, j, m));
     }
 
-    /// The map's CPU/disk phase: launch overhead, read and map its split, spill its output
-    /// (or, for a map-only job, write its output's first replica).
-    pub(super) fn map_compute(&mut self, j: u32, m: u32) {
-        let job = &self.jobs[j as usize];
-        let node = job.maps[m as usize].node;
+    /// The map's compute over its input, or its split's read, is through; when both are, it
+    /// spills its output (or, for a map-only job, writes its output's first replica).
+    pub(super) fn input_consumed(&mut self, j: u32, m: u32) {
+        let job = &mut self.jobs[j as usize];
+        let task = &mut job.maps[m as usize];
+        task.inputs_left -= 1;
+        if task.inputs_left > 0 {
+            return;
+        }
         let c = self.cluster;
-        let speed = self.nodes[node as usize].speed;
-        let ms = (c.task_overhead_s * 1000.0
-            + job.input_per_map / Cluster::mib_per_s_to_bytes_per_ms(c.map_mib_per_s)
-            + job.shuffle_per_map / Cluster::mib_per_s_to_bytes_per_ms(c.spill_mib_per_s)
+        let ms = (job.shuffle_per_map / Cluster::mib_per_s_to_bytes_per_ms(c.spill_mib_per_s)
             + job.output_per_map / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s))
-            / speed;
+            / self.nodes[task.node as usize].speed;
         self.push(self.now + ms.round() as u64, Ev::MapCpuDone(j, m));
     }
 
+    /// A map's CPU step ended: its compute over the input, or its spill.
     pub(super) fn map_cpu_done(&mut self, j: u32, m: u32) {
+        if self.jobs[j as usize].maps[m as usize].inputs_left > 0 {
+            self.input_consumed(j, m);
+            return;
+        }
         let output = self.jobs[j as usize].output_per_map;
         if output > 0.0 && self.cluster.replication > 1 {
             let node = self.jobs[j as usize].maps[m as usize].node;
@@ -255,6 +668,7 @@ impl Sim<'_> {
         let rack = self.nodes[node as usize].rack;
         let job = &mut self.jobs[j as usize];
         job.maps_done += 1;
+        job.maps_running -= 1;
         let produced = job.shuffle_per_map;
         if job.reduces_total > 0 {
             job.output_by_rack[rack as usize] += produced;
@@ -270,13 +684,8 @@ impl Sim<'_> {
         self.mark_stats(j);
         let job = &self.jobs[j as usize];
         let (done, total) = (job.maps_done, job.maps_total);
-        if job.reduces_total > 0
-            && !job.reduces_requested
-            && done as f64 >= SLOWSTART * total as f64
-        {
-            self.jobs[j as usize].reduces_requested = true;
-            self.ramp_reduces(j);
-        }
+        // Slow-start may be met now.
+        self.ramp_reduces(j);
         if done == total {
             let job = &self.jobs[j as usize];
             if job.reduces_total == 0 {
@@ -294,7 +703,20 @@ impl Sim<'_> {
         }
     }
 
+    /// The RM granted a reduce container; the AM's ask table has one reduce fewer. The AM
+    /// launches it at once in the instant model, else when its next heartbeat receives it.
     pub(super) fn start_reduce(&mut self, j: u32, node: u32, container: u32) {
+        let am = &mut self.jobs[j as usize].am;
+        am.reduces_scheduled = am.reduces_scheduled.saturating_sub(1);
+        if !self.am_options.round_trip {
+            self.launch_reduce(j, node, container);
+            return;
+        }
+        am.granted.push(Grant::Reduce { node, container });
+        self.am_wake(j);
+    }
+
+    fn launch_reduce(&mut self, j: u32, node: u32, container: u32) {
         let rack = self.nodes[node as usize].rack;
         let job = &mut self.jobs[j as usize];
         let r = job.reduces.len() as u32;
@@ -306,6 +728,9 @@ impl Sim<'_> {
             remote_flow: None,
             links_stale: false,
             shuffling: true,
+            output_flow: None,
+            received: 0.0,
+            ended: false,
         });
         let reduces = job.reduces_total as f64;
         let available: Vec<(u32, f64)> = job
@@ -326,7 +751,8 @@ impl Sim<'_> {
         if bytes <= 0.0 {
             return;
         }
-        let task = &self.jobs[j as usize].reduces[r as usize];
+        let task = &mut self.jobs[j as usize].reduces[r as usize];
+        task.received += bytes;
         let (node, rack) = (task.node, task.rack);
         if src == rack {
             match task.local_flow {
@@ -390,22 +816,28 @@ impl Sim<'_> {
     }
 
     pub(super) fn reduce_cpu_done(&mut self, j: u32, r: u32) {
+        if self.jobs[j as usize].reduces[r as usize].ended {
+            return; // killed by reducer preemption
+        }
         let output = self.jobs[j as usize].output_per_reduce;
         if output > 0.0 && self.cluster.replication > 1 {
             let node = self.jobs[j as usize].reduces[r as usize].node;
             let links = self.replication_links(node);
-            self.add_flow(output, &links, owner(OWN_RED_REPL, j, r));
+            let flow = self.add_flow(output, &links, owner(OWN_RED_REPL, j, r));
+            self.jobs[j as usize].reduces[r as usize].output_flow = flow;
         } else {
             self.reduce_done(j, r);
         }
     }
 
     pub(super) fn reduce_done(&mut self, j: u32, r: u32) {
-        let task = &self.jobs[j as usize].reduces[r as usize];
+        let task = &mut self.jobs[j as usize].reduces[r as usize];
+        task.ended = true;
         let (node, container) = (task.node, task.container);
-        self.release(j, node, container);
         let job = &mut self.jobs[j as usize];
         job.reduces_done += 1;
+        self.release(j, node, container);
+        let job = &self.jobs[j as usize];
         if job.reduces_done == job.reduces_total && job.maps_done == job.maps_total {
             self.job_done(j);
         }
@@ -417,6 +849,11 @@ impl Sim<'_> {
             self.jobs[j as usize].am_container,
         );
         self.release(j, node, container);
+        let user = self.jobs[j as usize].user as usize;
+        self.user_active_apps[user] -= 1;
+        if self.user_active_apps[user] == 0 {
+            self.active_queues -= 1;
+        }
         let job = &mut self.jobs[j as usize];
         job.phase = JobPhase::Done;
         // Free the per-map structures of a finished job; big traces hold millions of maps.

@@ -140,6 +140,18 @@ impl Sim<'_> {
         }
     }
 
+    /// Stops the flow of a task that was killed: books what it moved until now, removes it,
+    /// and returns the bytes it had left.
+    pub(super) fn cancel_flow(&mut self, f: FlowId) -> f64 {
+        self.sync_flow(f);
+        let left = self.net.remaining(f);
+        let (kind, _, _) = unowner(self.net.remove(f));
+        if kind == OWN_RED_REMOTE {
+            self.composition(f).fill(0.0);
+        }
+        left
+    }
+
     pub(super) fn flow_done(&mut self, f: FlowId, generation: u64) {
         if !self.net.is_live(f) || self.net.generation(f) != generation {
             return;
@@ -155,9 +167,12 @@ impl Sim<'_> {
     fn complete_flow(&mut self, f: FlowId) {
         let (kind, j, t) = unowner(self.net.remove(f));
         match kind {
-            OWN_MAP_READ => self.map_compute(j, t),
+            OWN_MAP_READ => self.input_consumed(j, t),
             OWN_MAP_REPL => self.map_done(j, t),
-            OWN_RED_REPL => self.reduce_done(j, t),
+            OWN_RED_REPL => {
+                self.jobs[j as usize].reduces[t as usize].output_flow = None;
+                self.reduce_done(j, t);
+            }
             OWN_RED_LOCAL => {
                 self.jobs[j as usize].reduces[t as usize].local_flow = None;
                 self.maybe_end_shuffle(j, t);
