@@ -4,7 +4,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use rackwise_sim::metrics::{Collector, PolicyMetrics};
-use rackwise_sim::sim::{core_engine, Policy, BASELINES};
+use rackwise_sim::sim::{self, core_engine, Policy, BASELINES};
 use rackwise_sim::sweep::{self, Run};
 use rackwise_sim::workload::check_load;
 use rackwise_sim::{plot, run_policy, workload, Cluster, JobSpec, SimOptions, WorkloadOptions};
@@ -79,12 +79,97 @@ struct Setup {
     /// A `<rackwise>` setting of queue root, inherited by every user queue (repeatable).
     #[arg(long = "queue-setting", value_name = "KEY=VALUE", value_parser = key_value)]
     queue_settings: Vec<(String, String)>,
+    #[command(flatten)]
+    model: ModelArgs,
     /// Write charts (SVG) into this directory.
     #[arg(long, value_name = "DIR")]
     plot: Option<String>,
     /// No progress bars and no per-run summary on stderr.
     #[arg(long)]
     quiet: bool,
+}
+
+/// How the simulated Hadoop behaves. The defaults are Hadoop 3.4's; each flag names a
+/// documented departure (docs/simulator.md, "Fidelity to Hadoop 3.4"), including the
+/// simulator's older model, so that no comparison changes the model silently.
+#[derive(Args)]
+struct ModelArgs {
+    /// FairScheduler `assignmultiple`: a node heartbeat may place more than one container.
+    #[arg(long)]
+    assign_multiple: bool,
+    /// FairScheduler `maxassign` (with --assign-multiple); -1: no fixed cap.
+    #[arg(long, value_name = "N", default_value_t = -1, allow_negative_numbers = true)]
+    max_assign: i32,
+    /// With --assign-multiple, no `dynamic.max.assign` (at most half the node's free
+    /// resources per heartbeat).
+    #[arg(long)]
+    no_dynamic_max_assign: bool,
+    /// Every heartbeat fills every free container (the simulator's model before Hadoop 3.4
+    /// fidelity).
+    #[arg(long)]
+    fill_node: bool,
+    /// `maxAMShare` of every user queue, 0..=1; -1 switches the check off.
+    #[arg(long, value_name = "SHARE", default_value_t = sim::MAX_AM_SHARE, allow_negative_numbers = true)]
+    max_am_share: f64,
+    /// The delay baseline's `locality.threshold.node` (missed opportunities ÷ nodes).
+    #[arg(long, value_name = "F", default_value_t = sim::DELAY_LOCALITY_THRESHOLD_NODE)]
+    delay_threshold_node: f64,
+    /// The delay baseline's `locality.threshold.rack`.
+    #[arg(long, value_name = "F", default_value_t = sim::DELAY_LOCALITY_THRESHOLD_RACK)]
+    delay_threshold_rack: f64,
+    /// Stop a run with no progress for this many simulated seconds while work is pending;
+    /// 0: never.
+    #[arg(long, value_name = "S", default_value_t = sim::WATCHDOG_MS / 1000)]
+    watchdog_s: u64,
+    /// The MR AM's asks and grants take effect at once, without its allocate round-trip (the
+    /// simulator's model before Hadoop 3.4 fidelity).
+    #[arg(long)]
+    instant_am: bool,
+    /// `mapreduce.job.reducer.preempt.delay.sec` [default: Hadoop's 0].
+    #[arg(long, value_name = "S", conflicts_with = "no_reducer_preemption")]
+    reducer_preempt_delay_s: Option<u64>,
+    /// No reducer preemption at all, not even the unconditional one after 300 s.
+    #[arg(long)]
+    no_reducer_preemption: bool,
+}
+
+impl ModelArgs {
+    /// Applies the flags to the Hadoop 3.4 defaults.
+    fn apply(&self, options: &mut SimOptions) {
+        options.heartbeat_assignment = sim::HeartbeatAssignment {
+            assign_multiple: self.assign_multiple,
+            max_assign: self.max_assign,
+            dynamic_max_assign: !self.no_dynamic_max_assign,
+            fill_node: self.fill_node,
+        };
+        options.max_am_share = self.max_am_share;
+        options.delay_locality_threshold_node = self.delay_threshold_node;
+        options.delay_locality_threshold_rack = self.delay_threshold_rack;
+        options.watchdog_ms = self.watchdog_s * 1000;
+        options.am.round_trip = !self.instant_am;
+        if self.no_reducer_preemption {
+            options.am.reducer_preempt_delay_ms = None;
+            options.am.reducer_unconditional_preempt_delay_ms = None;
+        } else if let Some(delay) = self.reducer_preempt_delay_s {
+            options.am.reducer_preempt_delay_ms = Some(delay * 1000);
+        }
+    }
+
+    /// The model a run used, for its JSON.
+    fn describe(&self) -> serde_json::Value {
+        json!({
+            "assign_multiple": self.assign_multiple,
+            "max_assign": self.max_assign,
+            "dynamic_max_assign": !self.no_dynamic_max_assign,
+            "fill_node": self.fill_node,
+            "max_am_share": self.max_am_share,
+            "delay_threshold_node": self.delay_threshold_node,
+            "delay_threshold_rack": self.delay_threshold_rack,
+            "am_round_trip": !self.instant_am,
+            "reducer_preemption": !self.no_reducer_preemption,
+            "reducer_preempt_delay_s": self.reducer_preempt_delay_s,
+        })
+    }
 }
 
 #[derive(Args)]
@@ -163,17 +248,15 @@ fn main() -> ExitCode {
 /// The setup resolved: the cluster loaded and every policy name checked against it.
 struct Prepared {
     cluster: Cluster,
-    core_settings: BTreeMap<String, String>,
-    queue_settings: BTreeMap<String, String>,
+    /// Every run's options but the seed: the settings and the model, checked once.
+    options: SimOptions,
 }
 
 impl Prepared {
     fn sim_options(&self, seed: u64) -> SimOptions {
         SimOptions {
             seed,
-            core_settings: self.core_settings.clone(),
-            queue_settings: self.queue_settings.clone(),
-            ..SimOptions::default()
+            ..self.options.clone()
         }
     }
 }
@@ -196,11 +279,14 @@ impl Setup {
                 })?;
             }
         }
-        Ok(Prepared {
-            cluster,
+        let mut options = SimOptions {
             core_settings,
             queue_settings,
-        })
+            ..SimOptions::default()
+        };
+        self.model.apply(&mut options);
+        options.validate()?;
+        Ok(Prepared { cluster, options })
     }
 
     fn users(&self) -> usize {
@@ -230,7 +316,8 @@ impl Setup {
             "users": self.users(),
             "scale_from": self.scale_from,
             "hours": self.hours,
-            "netsat": rackwise_sim::sim::netsat_label(&self.core_settings.iter().cloned().collect()),
+            "netsat": sim::netsat_label(&self.core_settings.iter().cloned().collect()),
+            "model": self.model.describe(),
         })
     }
 

@@ -267,3 +267,57 @@ fn every_listed_baseline_parses_as_a_baseline_and_a_core_name_does_not() {
     }
     assert!(!Policy::parse("shufflewatcher").is_baseline());
 }
+
+/// The model flags: the defaults are Hadoop 3.4's and a run's JSON says which model it used;
+/// a departure is named on the command line, and a value Hadoop would refuse is refused.
+#[test]
+fn model_flags_reach_the_run_and_bad_values_are_refused_by_name() {
+    let dir = scratch("model_flags");
+    let (trace, cluster) = tiny_inputs(&dir);
+    let run = |extra: &[&str]| {
+        let mut args = vec![
+            "compare",
+            "--trace",
+            &trace,
+            "--cluster",
+            &cluster,
+            "--policies",
+            "fair",
+            "--format",
+            "json",
+            "--quiet",
+        ];
+        args.extend_from_slice(extra);
+        sim(&args)
+    };
+    let model = |out: &Output| {
+        assert!(out.status.success(), "{}", stderr(out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        doc["setup"]["model"].clone()
+    };
+    let hadoop = model(&run(&[]));
+    assert_eq!(hadoop["assign_multiple"], false);
+    assert_eq!(hadoop["max_am_share"], 0.5);
+    assert_eq!(hadoop["am_round_trip"], true);
+    assert_eq!(hadoop["reducer_preemption"], true);
+
+    let old = model(&run(&[
+        "--fill-node",
+        "--instant-am",
+        "--max-am-share",
+        "-1",
+        "--no-reducer-preemption",
+    ]));
+    assert_eq!(old["fill_node"], true);
+    assert_eq!(old["am_round_trip"], false);
+    assert_eq!(old["max_am_share"], -1.0);
+    assert_eq!(old["reducer_preemption"], false);
+
+    let refused = run(&["--max-am-share", "1.5"]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(
+        stderr(&refused).contains("max_am_share 1.5"),
+        "{}",
+        stderr(&refused)
+    );
+}
