@@ -5,6 +5,7 @@ import io.rackwise.yarn.bridge.DecisionCore;
 import io.rackwise.yarn.bridge.OfferPlan;
 import io.rackwise.yarn.bridge.WireCodec;
 import io.rackwise.yarn.bridge.WireResponse;
+import io.rackwise.yarn.compat.HadoopVersions;
 import io.rackwise.yarn.config.AllocationFileExtensions;
 import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
 import io.rackwise.yarn.config.RackwiseConfigException;
@@ -30,14 +31,13 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.util.VersionInfo;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
@@ -106,6 +106,7 @@ public class RackwiseFairScheduler extends FairScheduler {
 
   @Override
   public void serviceInit(Configuration conf) throws Exception {
+    HadoopVersions.check(VersionInfo.getVersion());
     ShimSettings shim = ShimSettings.from(conf);
     rackwiseConf = conf;
     metrics = RackwiseMetrics.register();
@@ -451,8 +452,12 @@ public class RackwiseFairScheduler extends FairScheduler {
   }
 
   /**
-   * FairScheduler's body with one change: the attempt is a {@link RackwiseAppAttempt}. There is
-   * no factory method to override; this copy must track FairScheduler's (Hadoop 3.4.x).
+   * FairScheduler adds the attempt (there is no factory method for it), then the stock attempt
+   * is swapped for a {@link RackwiseAppAttempt} in the same places: the app, its queue and the
+   * max-running-apps enforcer. FairScheduler's body is not copied, so the Hadoop lines whose
+   * bodies differ (3.3's counts the attempt without the unmanaged-AM flag 3.4's passes) both
+   * run their own; see docs/compatibility.md. The ATTEMPT_ADDED event FairScheduler queued
+   * names the attempt by id, and is handled after this returns.
    */
   @Override
   protected void addApplicationAttempt(ApplicationAttemptId applicationAttemptId,
@@ -461,35 +466,31 @@ public class RackwiseFairScheduler extends FairScheduler {
     try {
       SchedulerApplication<FSAppAttempt> application =
           applications.get(applicationAttemptId.getApplicationId());
-      String user = application.getUser();
-      FSLeafQueue queue = (FSLeafQueue) application.getQueue();
-
+      FSAppAttempt previous = application.getCurrentAppAttempt();
+      super.addApplicationAttempt(applicationAttemptId, transferStateFromPreviousAttempt,
+          isAttemptRecovering);
+      FSAppAttempt stock = application.getCurrentAppAttempt();
+      FSLeafQueue queue = stock.getQueue();
+      String user = stock.getUser();
       FSAppAttempt attempt = new RackwiseAppAttempt(this, applicationAttemptId, user, queue,
           new ActiveUsersManager(getRootQueueMetrics()), rmContext);
       if (transferStateFromPreviousAttempt) {
-        attempt.transferStateFromPreviousAttempt(application.getCurrentAppAttempt());
+        attempt.transferStateFromPreviousAttempt(previous);
+      }
+      boolean runnable = queue.removeApp(stock);
+      if (runnable) {
+        maxRunningEnforcer.untrackRunnableApp(stock);
+      } else {
+        maxRunningEnforcer.untrackNonRunnableApp(stock);
       }
       application.setCurrentAppAttempt(attempt);
-
-      boolean runnable = maxRunningEnforcer.canAppBeRunnable(queue, attempt);
       queue.addApp(attempt, runnable);
       if (runnable) {
         maxRunningEnforcer.trackRunnableApp(attempt);
       } else {
         maxRunningEnforcer.trackNonRunnableApp(attempt);
       }
-      queue.getMetrics().submitAppAttempt(user, application.isUnmanagedAM());
-      LOG.info("Added Application Attempt {} to scheduler from user: {}", applicationAttemptId,
-          user);
       reportApp(applicationAttemptId.getApplicationId(), user, queue);
-
-      if (isAttemptRecovering) {
-        LOG.debug("{} is recovering. Skipping notifying ATTEMPT_ADDED", applicationAttemptId);
-      } else {
-        rmContext.getDispatcher().getEventHandler()
-            .handle(new RMAppAttemptEvent(applicationAttemptId,
-                RMAppAttemptEventType.ATTEMPT_ADDED));
-      }
     } finally {
       writeLock.unlock();
     }
