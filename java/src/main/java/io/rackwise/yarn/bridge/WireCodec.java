@@ -178,7 +178,9 @@ public final class WireCodec {
     for (Map.Entry<String, ResourceRequest> request : requests.entrySet()) {
       String name = request.getKey();
       int count = request.getValue().getNumContainers();
-      if (name.equals(ResourceRequest.ANY) || count <= 0) {
+      // The RM stores whatever resource name an AM sends; an empty one names no host or rack
+      // of the cluster (no node can ever satisfy it), so it is no location for the core.
+      if (name.isEmpty() || name.equals(ResourceRequest.ANY) || count <= 0) {
         continue;
       }
       // Network topology paths (racks) start with '/', host names never do.
