@@ -13,6 +13,7 @@ import io.rackwise.wire.v1.Event;
 import io.rackwise.wire.v1.HostFigures;
 import io.rackwise.wire.v1.Locality;
 import io.rackwise.wire.v1.LogLevel;
+import io.rackwise.wire.v1.LogRecords;
 import io.rackwise.wire.v1.NodeAdded;
 import io.rackwise.wire.v1.NodeOffer;
 import io.rackwise.wire.v1.NodeRemoved;
@@ -373,6 +374,20 @@ public final class WireCodec {
           ratio.getRatio(), ratio.getRuns()));
     }
     return learned;
+  }
+
+  /**
+   * Reads the log records the library took outside an offer (a {@code LogRecords} message).
+   *
+   * @throws NativeProtocolException the bytes are no {@code LogRecords}, or a record has no level
+   */
+  public static List<WireResponse.LogLine> decodeLogs(byte[] bytes) {
+    try {
+      return logs(LogRecords.parseFrom(bytes).getRecordsList(), "LogRecords.records");
+    } catch (InvalidProtocolBufferException e) {
+      throw new NativeProtocolException(PACKAGE + "LogRecords cannot be decoded: "
+          + e.getMessage());
+    }
   }
 
   private static WireResponse.Diagnostics diagnostics(Diagnostics diagnostics, String at) {

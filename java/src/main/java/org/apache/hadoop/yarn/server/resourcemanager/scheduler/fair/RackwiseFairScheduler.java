@@ -108,6 +108,7 @@ public class RackwiseFairScheduler extends FairScheduler {
   public void serviceInit(Configuration conf) throws Exception {
     HadoopVersions.check(VersionInfo.getVersion());
     ShimSettings shim = ShimSettings.from(conf);
+    warnUnknownShimKeys(conf);
     rackwiseConf = conf;
     metrics = RackwiseMetrics.register();
     super.serviceInit(conf);
@@ -569,8 +570,14 @@ public class RackwiseFairScheduler extends FairScheduler {
 
   @Override
   public void reinitialize(Configuration conf, RMContext rmContext) throws IOException {
+    warnUnknownShimKeys(conf);
     super.reinitialize(conf, rmContext);
     followAllocationReload();
+  }
+
+  /** At start and reload: the core warns about its own keys when it builds its settings. */
+  private static void warnUnknownShimKeys(Configuration conf) {
+    ShimSettings.unknownKeyWarnings(conf).forEach(LOG::warn);
   }
 
   /**
