@@ -34,8 +34,10 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.util.VersionInfo;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
@@ -513,6 +515,53 @@ public class RackwiseFairScheduler extends FairScheduler {
         if (poller != null) {
           poller.track(appId);
         }
+      }
+    });
+  }
+
+  /**
+   * After a work-preserving restart each NodeManager re-registers with the containers it runs
+   * and those it saw finish; FairScheduler rebuilds its containers from them. The core starts
+   * from the recovered apps' remaining asks only, so each recovered container is reported to it
+   * as the allocation it was (and a finished one as finished too): its per-rack counts (running
+   * maps and reduces, where maps finished) are rebuilt from what the RM knows. The node is
+   * reported first, as the core places a container by its node's rack. The RM does not recover
+   * the locality a container was allocated with: recovered containers count as off-switch.
+   */
+  @Override
+  public void recoverContainersOnNode(List<NMContainerStatus> containerReports, RMNode nm) {
+    writeLock.lock();
+    try {
+      super.recoverContainersOnNode(containerReports, nm);
+      if (containerReports == null || containerReports.isEmpty()
+          || !rmContext.isWorkPreservingRecoveryEnabled()) {
+        return;
+      }
+      reportNode(nm);
+      for (NMContainerStatus recovered : containerReports) {
+        reportRecovered(recovered, nm.getNodeID().toString());
+      }
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** One recovered container of an app the scheduler holds, unless FairScheduler dropped it. */
+  private void reportRecovered(NMContainerStatus recovered, String node) {
+    ApplicationId appId =
+        recovered.getContainerId().getApplicationAttemptId().getApplicationId();
+    boolean finished = recovered.getContainerState() == ContainerState.COMPLETE;
+    if (applications.get(appId) == null
+        || !finished && getRMContainer(recovered.getContainerId()) == null) {
+      return;
+    }
+    String app = appId.toString();
+    String container = recovered.getContainerId().toString();
+    report("a recovered container", () -> {
+      core.containerAllocated(app, container, node, recovered.getPriority().getPriority(),
+          NodeType.OFF_SWITCH, recovered.getAllocatedResource(), recovered.getCreationTime());
+      if (finished) {
+        core.containerFinished(app, container, getClock().getTime());
       }
     });
   }
