@@ -159,11 +159,12 @@ public final class WireCodec {
   /**
    * The row of one scheduler key as the attempt holds it now: the {@code *} count, the
    * per-container resources and the outstanding count at each rack and host. Empty for a key
-   * that updates a running container.
+   * that updates a running container, and for one without a priority: the RM keeps an ask an
+   * AM sent without one, and it asks at no priority the core steers.
    */
   public static Optional<AskRow> askRow(SchedulerApplicationAttempt attempt,
       SchedulerRequestKey key) {
-    if (key.getContainerToUpdate() != null) {
+    if (key.getContainerToUpdate() != null || key.getPriority() == null) {
       return Optional.empty();
     }
     int priority = key.getPriority().getPriority();

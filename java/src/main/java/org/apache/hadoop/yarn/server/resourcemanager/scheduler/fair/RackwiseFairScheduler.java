@@ -36,6 +36,7 @@ import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
@@ -299,10 +300,15 @@ public class RackwiseFairScheduler extends FairScheduler {
     if (steered) {
       metrics.steeredContainer();
     }
+    Priority priority = container.getAllocatedSchedulerKey().getPriority();
+    if (priority == null) {
+      // Placed for an ask without a priority: the core was never told of that ask (see
+      // WireCodec.askRow), nor is it of the container; its finishing is then ignored there.
+      return;
+    }
     report("a container allocation", () -> core.containerAllocated(
         app.getApplicationId().toString(), container.getContainerId().toString(),
-        container.getAllocatedNode().toString(),
-        container.getAllocatedSchedulerKey().getPriority().getPriority(), locality,
+        container.getAllocatedNode().toString(), priority.getPriority(), locality,
         container.getAllocatedResource(), container.getCreationTime()));
   }
 
@@ -551,7 +557,8 @@ public class RackwiseFairScheduler extends FairScheduler {
     ApplicationId appId =
         recovered.getContainerId().getApplicationAttemptId().getApplicationId();
     boolean finished = recovered.getContainerState() == ContainerState.COMPLETE;
-    if (applications.get(appId) == null
+    // A container without a priority is one the core is not told of when allocated either.
+    if (recovered.getPriority() == null || applications.get(appId) == null
         || !finished && getRMContainer(recovered.getContainerId()) == null) {
       return;
     }

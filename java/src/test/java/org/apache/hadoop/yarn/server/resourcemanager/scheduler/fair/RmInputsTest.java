@@ -168,4 +168,36 @@ class RmInputsTest {
       assertEquals(List.of(MAP, MAP), job.priorities());
     }
   }
+  /**
+   * An AM may send a request without a priority, and the RM keeps it as a scheduler key whose
+   * priority is null: the core is not told of that ask (it steers no such priority), and the
+   * offers after it are still decided natively.
+   */
+  @Test
+  void anAskWithoutAPriorityDoesNotBreakTheNativePath() throws Exception {
+    try (MockRackCluster cluster = start(RackwiseFairScheduler.class,
+        "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>")) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      MockRackCluster.Job job = cluster.submit("job", "sw", "alice",
+          RackwiseFairSchedulerTest.ratio(3), "h1");
+      cluster.ask(job, 2, List.of("h2"), 0);
+      job.am.allocate(List.of(ResourceRequest.newInstance(null, ResourceRequest.ANY,
+          Resources.createResource(TASK_MB), 1)), List.of());
+      cluster.rm.drainEvents();
+      FSAppAttempt attempt =
+          scheduler.getSchedulerApp(job.app.getCurrentAppAttempt().getAppAttemptId());
+      assertTrue(attempt.getSchedulerKeys().stream().anyMatch(key -> key.getPriority() == null),
+          "the RM holds the ask without a priority");
+
+      long offersBefore = scheduler.getRackwiseMetrics().getOffers();
+      cluster.heartbeat("h2", job);
+      cluster.heartbeat("h2", job);
+
+      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
+      assertTrue(scheduler.isNativeActive());
+      assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
+          "both offers decided natively");
+      assertEquals(List.of(MAP, MAP), job.priorities());
+    }
+  }
 }
