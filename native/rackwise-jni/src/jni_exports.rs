@@ -130,6 +130,16 @@ pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_offer<'caller
     .resolve::<ThrowNativeException>()
 }
 
+/// `static native byte[] drainLogs()`
+#[unsafe(no_mangle)]
+pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_drainLogs<'caller>(
+    mut env: EnvUnowned<'caller>,
+    _class: JClass<'caller>,
+) -> JByteArray<'caller> {
+    env.with_env(|env| guard::run(|| Ok(env.byte_array_from_slice(&ops::drain_logs()?)?)))
+        .resolve::<ThrowNativeException>()
+}
+
 /// `static native void reconfigure(long handle, byte[] engineConfig)`
 #[unsafe(no_mangle)]
 pub extern "system" fn Java_io_rackwise_yarn_nativecore_NativeCore_reconfigure<'caller>(

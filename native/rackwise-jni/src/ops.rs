@@ -29,6 +29,13 @@ pub fn offer(handle: Handle, request: &[u8]) -> Result<Vec<u8>, BoundaryError> {
     Ok(rackwise_wire::encode_offer_response(&response)?)
 }
 
+/// The records logged since the last drain (a `LogRecords` message): the shim takes them right
+/// after `create` and `reconfigure`, so that what building a configuration logged (an unknown
+/// key, say) reaches the RM's log at start or reload, not with the next offer.
+pub fn drain_logs() -> Result<Vec<u8>, BoundaryError> {
+    Ok(rackwise_wire::encode_log_records(&logcapture::drain())?)
+}
+
 /// Replaces an engine's configuration (an `EngineConfig` message); on error the engine keeps
 /// its previous one.
 pub fn reconfigure(handle: Handle, config: &[u8]) -> Result<(), BoundaryError> {

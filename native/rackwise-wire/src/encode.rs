@@ -75,7 +75,7 @@ pub fn offer_response(response: &OfferResponse) -> Result<v1::OfferResponse, Wir
             .logs
             .iter()
             .enumerate()
-            .map(|(i, record)| log_record(record, i))
+            .map(|(i, record)| log_record(record, &format!("OfferResponse.logs[{i}]")))
             .collect::<Result<_, _>>()?,
         queue_weights: response
             .queue_weights
@@ -96,7 +96,18 @@ fn locality(locality: Locality) -> v1::Locality {
     }
 }
 
-fn log_record(record: &LogRecord, index: usize) -> Result<v1::LogRecord, WireError> {
+/// Converts and encodes log records taken outside an offer (`LogRecords`).
+pub fn encode_log_records(records: &[LogRecord]) -> Result<Vec<u8>, WireError> {
+    let records = records
+        .iter()
+        .enumerate()
+        .map(|(i, record)| log_record(record, &format!("LogRecords.records[{i}]")))
+        .collect::<Result<_, _>>()?;
+    Ok(v1::LogRecords { records }.encode_to_vec())
+}
+
+/// `at` names the record in its message, for the error on a level the wire cannot carry.
+fn log_record(record: &LogRecord, at: &str) -> Result<v1::LogRecord, WireError> {
     let level = match record.level.as_str() {
         "error" => v1::LogLevel::Error,
         "warn" => v1::LogLevel::Warn,
@@ -105,7 +116,7 @@ fn log_record(record: &LogRecord, index: usize) -> Result<v1::LogRecord, WireErr
         "trace" => v1::LogLevel::Trace,
         other => {
             return Err(WireError::new(
-                format!("OfferResponse.logs[{index}].level"),
+                format!("{at}.level"),
                 format!("cannot carry '{other}' (one of error, warn, info, debug, trace)"),
             ))
         }

@@ -22,5 +22,7 @@ pub mod v1 {
 }
 
 pub use decode::{decode_engine_config, decode_offer_request, engine_config, offer_request};
-pub use encode::{encode_mapreduce_facts, encode_offer_response, offer_response};
+pub use encode::{
+    encode_log_records, encode_mapreduce_facts, encode_offer_response, offer_response,
+};
 pub use error::WireError;

@@ -798,6 +798,28 @@ fn a_log_level_the_wire_cannot_carry_is_refused() {
     assert!(error.reason.contains("'loud'"), "{error}");
 }
 
+#[test]
+fn log_records_taken_outside_an_offer_travel_alone() {
+    let record = |level: &str, message: &str| p::LogRecord {
+        level: level.into(),
+        target: "rackwise_core::settings".into(),
+        message: message.into(),
+    };
+    let bytes = rackwise_wire::encode_log_records(&[record("warn", "unknown setting")]).unwrap();
+    let decoded = v1::LogRecords::decode(bytes.as_slice()).unwrap();
+    assert_eq!(
+        decoded.records,
+        vec![v1::LogRecord {
+            level: v1::LogLevel::Warn as i32,
+            target: "rackwise_core::settings".into(),
+            message: "unknown setting".into(),
+        }]
+    );
+    let error =
+        rackwise_wire::encode_log_records(&[record("info", "a"), record("loud", "b")]).unwrap_err();
+    assert_eq!(error.field, "LogRecords.records[1].level");
+}
+
 /// Ask changes applied by the core give it the same tables, and so the same decisions, as
 /// every app's whole table sent every time: the reference engine gets every row of each
 /// changed app, the other only the rows that changed.

@@ -14,6 +14,21 @@ pub use params::{Declaration, Param, ParamKind, ParamProblem, ParamValues, Value
 pub use queues::QueueSetup;
 use std::collections::BTreeMap;
 
+/// The known key closest to a misspelt `key`, when it is close enough to be the one meant: at
+/// most a third of its characters differ (a typo or two, a missing plural), not merely a key
+/// that shares the common prefix.
+fn nearest_known_key<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
+    known
+        .iter()
+        .map(|candidate| (strsim::levenshtein(key, candidate), *candidate))
+        .filter(|(distance, candidate)| {
+            let suffix = candidate.strip_prefix(KEY_PREFIX).unwrap_or(candidate);
+            *distance * 3 <= suffix.chars().count()
+        })
+        .min()
+        .map(|(_, candidate)| candidate)
+}
+
 /// Every validated setting the engine runs with.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
@@ -55,12 +70,11 @@ impl Settings {
             .expect("the rack uplink key is declared");
         let mut uplink_mbps = BTreeMap::new();
         let rack_prefix = format!("{}.", uplink.name);
-        let known = |key: &str| {
-            CORE_KEYS
-                .iter()
-                .chain(declarations.iter().flat_map(|d| d.cluster_params))
-                .any(|p| p.name == key)
-        };
+        let known_keys: Vec<&str> = CORE_KEYS
+            .iter()
+            .chain(declarations.iter().flat_map(|d| d.cluster_params))
+            .map(|p| p.name)
+            .collect();
         for (key, raw) in keys {
             if let Some(rack) = key.strip_prefix(&rack_prefix) {
                 match uplink.parse(raw) {
@@ -74,15 +88,13 @@ impl Settings {
                         reason,
                     }),
                 }
-            } else if !known(key) {
+            } else if !known_keys.contains(&key.as_str()) {
                 log::warn!(
-                    "unknown setting {key}={raw} is ignored; Rackwise core keys are: {}",
-                    CORE_KEYS
-                        .iter()
-                        .chain(declarations.iter().flat_map(|d| d.cluster_params))
-                        .map(|k| k.name)
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    "unknown setting {key}={raw} is ignored{}; Rackwise core keys are: {}",
+                    nearest_known_key(key, &known_keys)
+                        .map(|near| format!(" (did you mean {near}?)"))
+                        .unwrap_or_default(),
+                    known_keys.join(", ")
                 );
             }
         }
@@ -138,5 +150,37 @@ impl Settings {
             .iter()
             .find(|(name, _)| *name == policy)
             .map(|(_, keys)| keys)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nearest_known_key;
+
+    const KNOWN: &[&str] = &[
+        "yarn.scheduler.rackwise.netsat.threshold",
+        "yarn.scheduler.rackwise.netsat.period-ms",
+        "yarn.scheduler.rackwise.starvation-guard-ms",
+    ];
+
+    #[test]
+    fn a_typo_names_the_key_meant() {
+        assert_eq!(
+            nearest_known_key("yarn.scheduler.rackwise.netsat.treshold", KNOWN),
+            Some("yarn.scheduler.rackwise.netsat.threshold")
+        );
+        assert_eq!(
+            nearest_known_key("yarn.scheduler.rackwise.starvation-guard", KNOWN),
+            Some("yarn.scheduler.rackwise.starvation-guard-ms")
+        );
+    }
+
+    #[test]
+    fn a_key_like_none_names_none() {
+        assert_eq!(
+            nearest_known_key("yarn.scheduler.rackwise.something-else", KNOWN),
+            None
+        );
+        assert_eq!(nearest_known_key("yarn.scheduler.rackwise.x", KNOWN), None);
     }
 }

@@ -105,6 +105,7 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
       MapReducePriority.load();
       core.engine = factory.open(config.toByteArray());
       core.followNativeLogLevel(System.nanoTime());
+      core.writeConfigurationLogs();
       metrics.setNativeActive(true);
       LOG.info("Rackwise native core {} active ({})", NativeCore.version(), load.message());
     } catch (NativeConfigException e) {
@@ -131,6 +132,7 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
     }
     try {
       current.reconfigure(config.toByteArray());
+      writeConfigurationLogs();
     } catch (NativeConfigException e) {
       throw new RackwiseConfigException(e.getMessage(), e);
     } catch (RuntimeException | LinkageError e) {
@@ -326,6 +328,14 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
         + "FairScheduler until the ResourceManager restarts (set {}=true to make this fatal)",
         stage, ShimSettings.NATIVE_REQUIRED, e);
     close();
+  }
+
+  /**
+   * Writes what the library logged while building a configuration (an unknown key, say) now, at
+   * start or reload, rather than with the next offer's response.
+   */
+  private void writeConfigurationLogs() {
+    writeNativeLogs(WireCodec.decodeLogs(NativeCore.drainLogs()));
   }
 
   private void writeNativeLogs(List<WireResponse.LogLine> logs) {

@@ -13,6 +13,7 @@ import io.rackwise.wire.v1.Event;
 import io.rackwise.wire.v1.HostFigures;
 import io.rackwise.wire.v1.Locality;
 import io.rackwise.wire.v1.LogLevel;
+import io.rackwise.wire.v1.LogRecords;
 import io.rackwise.wire.v1.NodeAdded;
 import io.rackwise.wire.v1.NodeOffer;
 import io.rackwise.wire.v1.NodeRemoved;
@@ -158,11 +159,12 @@ public final class WireCodec {
   /**
    * The row of one scheduler key as the attempt holds it now: the {@code *} count, the
    * per-container resources and the outstanding count at each rack and host. Empty for a key
-   * that updates a running container.
+   * that updates a running container, and for one without a priority: the RM keeps an ask an
+   * AM sent without one, and it asks at no priority the core steers.
    */
   public static Optional<AskRow> askRow(SchedulerApplicationAttempt attempt,
       SchedulerRequestKey key) {
-    if (key.getContainerToUpdate() != null) {
+    if (key.getContainerToUpdate() != null || key.getPriority() == null) {
       return Optional.empty();
     }
     int priority = key.getPriority().getPriority();
@@ -178,7 +180,9 @@ public final class WireCodec {
     for (Map.Entry<String, ResourceRequest> request : requests.entrySet()) {
       String name = request.getKey();
       int count = request.getValue().getNumContainers();
-      if (name.equals(ResourceRequest.ANY) || count <= 0) {
+      // The RM stores whatever resource name an AM sends; an empty one names no host or rack
+      // of the cluster (no node can ever satisfy it), so it is no location for the core.
+      if (name.isEmpty() || name.equals(ResourceRequest.ANY) || count <= 0) {
         continue;
       }
       // Network topology paths (racks) start with '/', host names never do.
@@ -371,6 +375,20 @@ public final class WireCodec {
           ratio.getRatio(), ratio.getRuns()));
     }
     return learned;
+  }
+
+  /**
+   * Reads the log records the library took outside an offer (a {@code LogRecords} message).
+   *
+   * @throws NativeProtocolException the bytes are no {@code LogRecords}, or a record has no level
+   */
+  public static List<WireResponse.LogLine> decodeLogs(byte[] bytes) {
+    try {
+      return logs(LogRecords.parseFrom(bytes).getRecordsList(), "LogRecords.records");
+    } catch (InvalidProtocolBufferException e) {
+      throw new NativeProtocolException(PACKAGE + "LogRecords cannot be decoded: "
+          + e.getMessage());
+    }
   }
 
   private static WireResponse.Diagnostics diagnostics(Diagnostics diagnostics, String at) {

@@ -3,9 +3,12 @@ package io.rackwise.yarn.config;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
+import org.apache.commons.text.similarity.LevenshteinDistance;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
 
@@ -40,6 +43,11 @@ public final class ShimSettings {
 
   private static final List<String> SHIM_PREFIXES =
       List.of(PREFIX + "native.", PREFIX + "state.", PREFIX + "stats.", PREFIX + "feed.");
+
+  /** Every key the shim reads: a key under one of its prefixes that is none of these is unknown. */
+  private static final List<String> SHIM_KEYS = List.of(NATIVE_REQUIRED, STATE_DIR,
+      STATE_FLUSH_INTERVAL_MS, STATE_LEARNED_MAX_ENTRIES, STATS_ENABLED, STATS_POLL_INTERVAL_MS,
+      STATS_TIMEOUT_MS, FEED_FILE, FEED_POLL_INTERVAL_MS);
 
   private final boolean nativeRequired;
   private final org.apache.hadoop.fs.Path stateDir;
@@ -130,6 +138,37 @@ public final class ShimSettings {
       }
     }
     return dir;
+  }
+
+  /**
+   * A warning for each key under the shim's prefixes that the shim does not read (a misspelt
+   * key would otherwise be ignored without a word), naming the known key it was probably meant
+   * to be. The core warns about unknown keys under its own prefixes when it builds its
+   * configuration.
+   */
+  public static List<String> unknownKeyWarnings(Configuration conf) {
+    List<String> warnings = new ArrayList<>();
+    for (String key : new TreeMap<>(conf.getPropsWithPrefix(PREFIX)).keySet()) {
+      String full = PREFIX + key;
+      if (SHIM_PREFIXES.stream().anyMatch(full::startsWith) && !SHIM_KEYS.contains(full)) {
+        warnings.add("unknown setting " + full + "=" + conf.get(full) + " is ignored"
+            + nearestShimKey(full).map(near -> " (did you mean " + near + "?)").orElse("")
+            + "; Rackwise shim keys are: " + String.join(", ", SHIM_KEYS));
+      }
+    }
+    return warnings;
+  }
+
+  /**
+   * The shim key closest to {@code key} when it is close enough to be the one meant: at most a
+   * third of the characters after the common prefix differ (a typo or two, not merely a key
+   * under the same prefix). The core applies the same rule to its keys.
+   */
+  private static Optional<String> nearestShimKey(String key) {
+    LevenshteinDistance distance = LevenshteinDistance.getDefaultInstance();
+    return SHIM_KEYS.stream()
+        .filter(known -> distance.apply(key, known) * 3 <= known.length() - PREFIX.length())
+        .min(Comparator.comparingInt((String known) -> distance.apply(key, known)));
   }
 
   private static boolean parseBoolean(Configuration conf, String key, boolean defaultValue,

@@ -48,6 +48,13 @@ public final class NativeCore implements NativeEngine {
   public static native void reconfigure(long handle, byte[] engineConfig);
 
   /**
+   * The native log records taken since the last drain (by this call or an offer), process-wide:
+   * an encoded {@code LogRecords} message. Called right after {@link #create} and {@link
+   * #reconfigure}, so that what building a configuration logged reaches the log then.
+   */
+  public static native byte[] drainLogs();
+
+  /**
    * Drops an engine. An offer already running on another thread finishes first; later calls with
    * the handle are refused.
    */

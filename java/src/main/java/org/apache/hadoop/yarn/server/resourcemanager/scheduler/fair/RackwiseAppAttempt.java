@@ -120,7 +120,9 @@ public class RackwiseAppAttempt extends FSAppAttempt {
   /** This app's scheduler key with the given priority, from the full (unfiltered) key set. */
   SchedulerRequestKey keyWithPriority(int priority) {
     for (SchedulerRequestKey key : super.getSchedulerKeys()) {
-      if (key.getPriority().getPriority() == priority && key.getContainerToUpdate() == null) {
+      // A key without a priority (an AM's ask the RM kept as sent) is never a plan's.
+      if (key.getPriority() != null && key.getPriority().getPriority() == priority
+          && key.getContainerToUpdate() == null) {
         return key;
       }
     }

@@ -5,6 +5,7 @@ import io.rackwise.yarn.bridge.DecisionCore;
 import io.rackwise.yarn.bridge.OfferPlan;
 import io.rackwise.yarn.bridge.WireCodec;
 import io.rackwise.yarn.bridge.WireResponse;
+import io.rackwise.yarn.compat.HadoopVersions;
 import io.rackwise.yarn.config.AllocationFileExtensions;
 import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
 import io.rackwise.yarn.config.RackwiseConfigException;
@@ -30,14 +31,17 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.util.VersionInfo;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
+import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.exceptions.YarnRuntimeException;
+import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEvent;
-import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
@@ -76,7 +80,8 @@ public class RackwiseFairScheduler extends FairScheduler {
   private LearnedHistoryStore history;
   private JobStatsPoller poller;
   private NetworkLoadFeed feed;
-  private DecisionCore core;
+  /** Started on first use ({@link #core()}); read without a lock once set. */
+  private volatile DecisionCore core;
   /** The allocation configuration our last (re)load followed; a new object means FS reloaded. */
   private AllocationConfiguration followedAllocations;
   /** Queue weights the policies set, by queue name; read and written under the write lock. */
@@ -107,7 +112,9 @@ public class RackwiseFairScheduler extends FairScheduler {
 
   @Override
   public void serviceInit(Configuration conf) throws Exception {
+    HadoopVersions.check(VersionInfo.getVersion());
     shimSettings = ShimSettings.from(conf);
+    warnUnknownShimKeys(conf);
     rackwiseConf = conf;
     metrics = RackwiseMetrics.register();
     super.serviceInit(conf);
@@ -115,18 +122,34 @@ public class RackwiseFairScheduler extends FairScheduler {
   }
 
   /**
-   * Loads the learned history and starts the core here rather than in {@link #serviceInit}:
-   * the standby RM of an HA pair initialises its scheduler when it boots and starts it only
-   * when it becomes active, and the history it must begin with is the one the previous active
-   * wrote up to then, not the one on disk at the standby's boot.
+   * The core, started on first use. Not in {@link #serviceInit}: the standby RM of an HA pair
+   * initialises its scheduler when it boots and uses it only once it becomes active, and the
+   * learned history the core must begin with is the one the previous active wrote up to then,
+   * not the one on disk at the standby's boot. Not in {@link #serviceStart} alone either: a
+   * work-preserving recovery hands the scheduler its recovered applications before the
+   * scheduler service starts. Either way, the first use comes when this RM acts as the active
+   * one, and that is when the history is read.
    */
-  @Override
-  public void serviceStart() throws Exception {
+  private DecisionCore core() {
+    DecisionCore started = core;
+    return started != null ? started : startCore();
+  }
+
+  private synchronized DecisionCore startCore() {
+    if (core != null) {
+      return core;
+    }
     history = LearnedHistoryStore.fromSettings(shimSettings, rackwiseConf);
     List<LearnedRatio> learned = history.load();
-    core = DecisionCore.start(shimSettings.nativeRequired(), engineConfig(rackwiseConf, learned),
-        metrics, this::learned, this::setPolicyWeights, engineFactory());
-    if (shimSettings.statsEnabled() && core.isActive()) {
+    DecisionCore started;
+    try {
+      started = DecisionCore.start(shimSettings.nativeRequired(),
+          engineConfig(rackwiseConf, learned), metrics, this::learned, this::setPolicyWeights,
+          engineFactory());
+    } catch (RackwiseConfigException | IOException e) {
+      throw new YarnRuntimeException("Rackwise cannot start: " + e.getMessage(), e);
+    }
+    if (shimSettings.statsEnabled() && started.isActive()) {
       try {
         poller = JobStatsPoller.fromSettings(shimSettings, rackwiseConf);
       } catch (IOException e) {
@@ -136,10 +159,17 @@ public class RackwiseFairScheduler extends FairScheduler {
             ShimSettings.STATS_ENABLED, e.getMessage());
       }
     }
-    if (shimSettings.feedFile() != null && core.isActive()) {
+    if (shimSettings.feedFile() != null && started.isActive()) {
       feed = new NetworkLoadFeed(shimSettings.feedFile(), shimSettings.feedPollIntervalMs(),
-          core);
+          started);
     }
+    core = started;
+    return started;
+  }
+
+  @Override
+  public void serviceStart() throws Exception {
+    core();
     super.serviceStart();
     history.start();
     if (poller != null) {
@@ -212,7 +242,7 @@ public class RackwiseFairScheduler extends FairScheduler {
         super.attemptScheduling(node);
         return;
       }
-      if (!core.isActive()) {
+      if (!core().isActive()) {
         metrics.fellBack();
         super.attemptScheduling(node);
         return;
@@ -248,15 +278,15 @@ public class RackwiseFairScheduler extends FairScheduler {
     try {
       if (poller != null) {
         for (JobStats stats : poller.drain()) {
-          core.jobStats(stats);
+          core().jobStats(stats);
         }
       }
       reportChangedAsks();
     } catch (RuntimeException e) {
-      core.failed("encoding the asks and job statistics for the offer of node " + nodeId, e);
+      core().failed("encoding the asks and job statistics for the offer of node " + nodeId, e);
       return null;
     }
-    OfferPlan plan = core.offer(getClock().getTime(), nodeId, node.getUnallocatedResource(),
+    OfferPlan plan = core().offer(getClock().getTime(), nodeId, node.getUnallocatedResource(),
         node.getNodeUtilization());
     if (plan == null) {
       return null;
@@ -265,7 +295,7 @@ public class RackwiseFairScheduler extends FairScheduler {
       plan.checkApps(this::holdsSteerableApp);
       return plan;
     } catch (RuntimeException e) {
-      core.failed("checking the plan for node " + nodeId, e);
+      core().failed("checking the plan for node " + nodeId, e);
       return null;
     }
   }
@@ -280,7 +310,7 @@ public class RackwiseFairScheduler extends FairScheduler {
    */
   void planFailed(String appId, FSSchedulerNode node, RuntimeException e) {
     currentPlan = null;
-    core.failed("applying the plan for node " + node.getNodeID() + " to app " + appId, e);
+    core().failed("applying the plan for node " + node.getNodeID() + " to app " + appId, e);
   }
 
   RackwiseMetrics metrics() {
@@ -288,7 +318,7 @@ public class RackwiseFairScheduler extends FairScheduler {
   }
 
   DecisionCore decisionCore() {
-    return core;
+    return core();
   }
 
   /** The operator's load feed, or null when none is configured. */
@@ -315,10 +345,15 @@ public class RackwiseFairScheduler extends FairScheduler {
     if (steered) {
       metrics.steeredContainer();
     }
-    report("a container allocation", () -> core.containerAllocated(
+    Priority priority = container.getAllocatedSchedulerKey().getPriority();
+    if (priority == null) {
+      // Placed for an ask without a priority: the core was never told of that ask (see
+      // WireCodec.askRow), nor is it of the container; its finishing is then ignored there.
+      return;
+    }
+    report("a container allocation", () -> core().containerAllocated(
         app.getApplicationId().toString(), container.getContainerId().toString(),
-        container.getAllocatedNode().toString(),
-        container.getAllocatedSchedulerKey().getPriority().getPriority(), locality,
+        container.getAllocatedNode().toString(), priority.getPriority(), locality,
         container.getAllocatedResource(), container.getCreationTime()));
   }
 
@@ -327,13 +362,13 @@ public class RackwiseFairScheduler extends FairScheduler {
    * failure while doing so is a native-path failure, never the dispatcher's problem.
    */
   private void report(String what, Runnable toCore) {
-    if (!core.isActive()) {
+    if (!core().isActive()) {
       return;
     }
     try {
       toCore.run();
     } catch (RuntimeException e) {
-      core.failed("reporting " + what, e);
+      core().failed("reporting " + what, e);
     }
   }
 
@@ -343,7 +378,7 @@ public class RackwiseFairScheduler extends FairScheduler {
    * for an app that is not MapReduce.
    */
   void asksChanged(ApplicationId appId) {
-    if (core.isActive() && mapReduceApps.contains(appId)) {
+    if (core().isActive() && mapReduceApps.contains(appId)) {
       asksDirty.add(appId);
     }
   }
@@ -385,7 +420,7 @@ public class RackwiseFairScheduler extends FairScheduler {
       }
       reported.keySet().retainAll(now.keySet());
       reported.putAll(now);
-      core.asksChanged(() -> asksChangedEvent(attempt, changed));
+      core().asksChanged(() -> asksChangedEvent(attempt, changed));
     }
   }
 
@@ -431,7 +466,7 @@ public class RackwiseFairScheduler extends FairScheduler {
       case NODE_REMOVED:
         NodeRemovedSchedulerEvent removed = (NodeRemovedSchedulerEvent) event;
         report("a node removal",
-            () -> core.nodeRemoved(removed.getRemovedRMNode().getNodeID().toString()));
+            () -> core().nodeRemoved(removed.getRemovedRMNode().getNodeID().toString()));
         break;
       default:
         break;
@@ -453,7 +488,7 @@ public class RackwiseFairScheduler extends FairScheduler {
       if (poller != null) {
         poller.untrack(appId);
       }
-      report("an app removal", () -> core.appRemoved(appId.toString()));
+      report("an app removal", () -> core().appRemoved(appId.toString()));
       super.handle(event);
     } finally {
       writeLock.unlock();
@@ -464,15 +499,19 @@ public class RackwiseFairScheduler extends FairScheduler {
     report("a node", () -> {
       FSSchedulerNode node = getSchedulerNode(rmNode.getNodeID());
       if (node != null) {
-        core.nodeAdded(node.getNodeID().toString(), node.getNodeName(), node.getRackName(),
+        core().nodeAdded(node.getNodeID().toString(), node.getNodeName(), node.getRackName(),
             node.getTotalResource());
       }
     });
   }
 
   /**
-   * FairScheduler's body with one change: the attempt is a {@link RackwiseAppAttempt}. There is
-   * no factory method to override; this copy must track FairScheduler's (Hadoop 3.4.x).
+   * FairScheduler adds the attempt (there is no factory method for it), then the stock attempt
+   * is swapped for a {@link RackwiseAppAttempt} in the same places: the app, its queue and the
+   * max-running-apps enforcer. FairScheduler's body is not copied, so the Hadoop lines whose
+   * bodies differ (3.3's counts the attempt without the unmanaged-AM flag 3.4's passes) both
+   * run their own; see docs/compatibility.md. The ATTEMPT_ADDED event FairScheduler queued
+   * names the attempt by id, and is handled after this returns.
    */
   @Override
   protected void addApplicationAttempt(ApplicationAttemptId applicationAttemptId,
@@ -481,35 +520,31 @@ public class RackwiseFairScheduler extends FairScheduler {
     try {
       SchedulerApplication<FSAppAttempt> application =
           applications.get(applicationAttemptId.getApplicationId());
-      String user = application.getUser();
-      FSLeafQueue queue = (FSLeafQueue) application.getQueue();
-
+      FSAppAttempt previous = application.getCurrentAppAttempt();
+      super.addApplicationAttempt(applicationAttemptId, transferStateFromPreviousAttempt,
+          isAttemptRecovering);
+      FSAppAttempt stock = application.getCurrentAppAttempt();
+      FSLeafQueue queue = stock.getQueue();
+      String user = stock.getUser();
       FSAppAttempt attempt = new RackwiseAppAttempt(this, applicationAttemptId, user, queue,
           new ActiveUsersManager(getRootQueueMetrics()), rmContext);
       if (transferStateFromPreviousAttempt) {
-        attempt.transferStateFromPreviousAttempt(application.getCurrentAppAttempt());
+        attempt.transferStateFromPreviousAttempt(previous);
+      }
+      boolean runnable = queue.removeApp(stock);
+      if (runnable) {
+        maxRunningEnforcer.untrackRunnableApp(stock);
+      } else {
+        maxRunningEnforcer.untrackNonRunnableApp(stock);
       }
       application.setCurrentAppAttempt(attempt);
-
-      boolean runnable = maxRunningEnforcer.canAppBeRunnable(queue, attempt);
       queue.addApp(attempt, runnable);
       if (runnable) {
         maxRunningEnforcer.trackRunnableApp(attempt);
       } else {
         maxRunningEnforcer.trackNonRunnableApp(attempt);
       }
-      queue.getMetrics().submitAppAttempt(user, application.isUnmanagedAM());
-      LOG.info("Added Application Attempt {} to scheduler from user: {}", applicationAttemptId,
-          user);
       reportApp(applicationAttemptId.getApplicationId(), user, queue);
-
-      if (isAttemptRecovering) {
-        LOG.debug("{} is recovering. Skipping notifying ATTEMPT_ADDED", applicationAttemptId);
-      } else {
-        rmContext.getDispatcher().getEventHandler()
-            .handle(new RMAppAttemptEvent(applicationAttemptId,
-                RMAppAttemptEventType.ATTEMPT_ADDED));
-      }
     } finally {
       writeLock.unlock();
     }
@@ -520,7 +555,7 @@ public class RackwiseFairScheduler extends FairScheduler {
     report("an added app", () -> {
       RMApp rmApp = rmContext.getRMApps().get(appId);
       String type = rmApp == null ? null : rmApp.getApplicationType();
-      core.appAdded(appId.toString(), rmApp == null ? null : rmApp.getName(), user,
+      core().appAdded(appId.toString(), rmApp == null ? null : rmApp.getName(), user,
           queue.getName(), type, rmApp == null ? null : rmApp.getApplicationTags(),
           rmApp == null ? getClock().getTime() : rmApp.getSubmitTime());
       if (JobStatsPoller.MAPREDUCE_APPLICATION_TYPE.equalsIgnoreCase(type)) {
@@ -535,11 +570,59 @@ public class RackwiseFairScheduler extends FairScheduler {
     });
   }
 
+  /**
+   * After a work-preserving restart each NodeManager re-registers with the containers it runs
+   * and those it saw finish; FairScheduler rebuilds its containers from them. The core starts
+   * from the recovered apps' remaining asks only, so each recovered container is reported to it
+   * as the allocation it was (and a finished one as finished too): its per-rack counts (running
+   * maps and reduces, where maps finished) are rebuilt from what the RM knows. The node is
+   * reported first, as the core places a container by its node's rack. The RM does not recover
+   * the locality a container was allocated with: recovered containers count as off-switch.
+   */
+  @Override
+  public void recoverContainersOnNode(List<NMContainerStatus> containerReports, RMNode nm) {
+    writeLock.lock();
+    try {
+      super.recoverContainersOnNode(containerReports, nm);
+      if (containerReports == null || containerReports.isEmpty()
+          || !rmContext.isWorkPreservingRecoveryEnabled()) {
+        return;
+      }
+      reportNode(nm);
+      for (NMContainerStatus recovered : containerReports) {
+        reportRecovered(recovered, nm.getNodeID().toString());
+      }
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /** One recovered container of an app the scheduler holds, unless FairScheduler dropped it. */
+  private void reportRecovered(NMContainerStatus recovered, String node) {
+    ApplicationId appId =
+        recovered.getContainerId().getApplicationAttemptId().getApplicationId();
+    boolean finished = recovered.getContainerState() == ContainerState.COMPLETE;
+    // A container without a priority is one the core is not told of when allocated either.
+    if (recovered.getPriority() == null || applications.get(appId) == null
+        || !finished && getRMContainer(recovered.getContainerId()) == null) {
+      return;
+    }
+    String app = appId.toString();
+    String container = recovered.getContainerId().toString();
+    report("a recovered container", () -> {
+      core().containerAllocated(app, container, node, recovered.getPriority().getPriority(),
+          NodeType.OFF_SWITCH, recovered.getAllocatedResource(), recovered.getCreationTime());
+      if (finished) {
+        core().containerFinished(app, container, getClock().getTime());
+      }
+    });
+  }
+
   @Override
   protected void completedContainerInternal(RMContainer rmContainer,
       ContainerStatus containerStatus, RMContainerEventType event) {
     super.completedContainerInternal(rmContainer, containerStatus, event);
-    report("a finished container", () -> core.containerFinished(
+    report("a finished container", () -> core().containerFinished(
         rmContainer.getApplicationAttemptId().getApplicationId().toString(),
         rmContainer.getContainerId().toString(), getClock().getTime()));
   }
@@ -588,8 +671,14 @@ public class RackwiseFairScheduler extends FairScheduler {
 
   @Override
   public void reinitialize(Configuration conf, RMContext rmContext) throws IOException {
+    warnUnknownShimKeys(conf);
     super.reinitialize(conf, rmContext);
     followAllocationReload();
+  }
+
+  /** At start and reload: the core warns about its own keys when it builds its settings. */
+  private static void warnUnknownShimKeys(Configuration conf) {
+    ShimSettings.unknownKeyWarnings(conf).forEach(LOG::warn);
   }
 
   /**
@@ -616,7 +705,7 @@ public class RackwiseFairScheduler extends FairScheduler {
     }
     followedAllocations = current;
     try {
-      core.reconfigure(engineConfig(rackwiseConf, Collections.emptyList()));
+      core().reconfigure(engineConfig(rackwiseConf, Collections.emptyList()));
       LOG.info("Rackwise configuration reloaded");
     } catch (RackwiseConfigException | IOException e) {
       LOG.error("Rackwise configuration reload refused; the previous configuration stays in "

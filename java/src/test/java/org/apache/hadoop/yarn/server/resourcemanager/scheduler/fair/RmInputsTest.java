@@ -17,6 +17,7 @@ import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
 import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.NodeId;
+import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.ApplicationPlacementContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
@@ -132,6 +133,71 @@ class RmInputsTest {
           "the MapReduce job beside it is still steered");
       assertTrue(scheduler.getSchedulerApp(attempt) instanceof RackwiseAppAttempt,
           "the bare app is the scheduler's");
+    }
+  }
+  /**
+   * The RM keeps whatever resource name an AM asks at, also an empty one (it only checks ANY's
+   * label expression): such a row reaches the core without that location, and the offers stay
+   * native, still placing the job's maps on the hosts its splits name.
+   */
+  @Test
+  void anAskAtAnEmptyResourceNameDoesNotBreakTheNativePath() throws Exception {
+    try (MockRackCluster cluster = start(RackwiseFairScheduler.class,
+        "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>")) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      MockRackCluster.Job job = cluster.submit("job", "sw", "alice",
+          RackwiseFairSchedulerTest.ratio(3), "h1");
+      job.am.allocate(List.of(job.am.createResourceReq("", TASK_MB, MAP, 2),
+          job.am.createResourceReq("h2", TASK_MB, MAP, 2),
+          job.am.createResourceReq("/r1", TASK_MB, MAP, 2),
+          job.am.createResourceReq(ResourceRequest.ANY, TASK_MB, MAP, 2)), List.of());
+      cluster.rm.drainEvents();
+      FSAppAttempt attempt =
+          scheduler.getSchedulerApp(job.app.getCurrentAppAttempt().getAppAttemptId());
+      assertTrue(attempt.getAppPlacementAllocator(attempt.getSchedulerKeys().iterator().next())
+          .getResourceRequests().containsKey(""), "the RM holds the empty resource name");
+
+      long offersBefore = scheduler.getRackwiseMetrics().getOffers();
+      cluster.heartbeat("h2", job);
+      cluster.heartbeat("h2", job);
+
+      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
+      assertTrue(scheduler.isNativeActive());
+      assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
+          "both offers decided natively");
+      assertEquals(List.of(MAP, MAP), job.priorities());
+    }
+  }
+  /**
+   * An AM may send a request without a priority, and the RM keeps it as a scheduler key whose
+   * priority is null: the core is not told of that ask (it steers no such priority), and the
+   * offers after it are still decided natively.
+   */
+  @Test
+  void anAskWithoutAPriorityDoesNotBreakTheNativePath() throws Exception {
+    try (MockRackCluster cluster = start(RackwiseFairScheduler.class,
+        "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>")) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      MockRackCluster.Job job = cluster.submit("job", "sw", "alice",
+          RackwiseFairSchedulerTest.ratio(3), "h1");
+      cluster.ask(job, 2, List.of("h2"), 0);
+      job.am.allocate(List.of(ResourceRequest.newInstance(null, ResourceRequest.ANY,
+          Resources.createResource(TASK_MB), 1)), List.of());
+      cluster.rm.drainEvents();
+      FSAppAttempt attempt =
+          scheduler.getSchedulerApp(job.app.getCurrentAppAttempt().getAppAttemptId());
+      assertTrue(attempt.getSchedulerKeys().stream().anyMatch(key -> key.getPriority() == null),
+          "the RM holds the ask without a priority");
+
+      long offersBefore = scheduler.getRackwiseMetrics().getOffers();
+      cluster.heartbeat("h2", job);
+      cluster.heartbeat("h2", job);
+
+      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
+      assertTrue(scheduler.isNativeActive());
+      assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
+          "both offers decided natively");
+      assertEquals(List.of(MAP, MAP), job.priorities());
     }
   }
 }
