@@ -285,6 +285,37 @@ impl Registry {
     }
 }
 
+/// The closest locality any pending map of `app` can ever get on the cluster as it is: node-local
+/// when a split names the host of a live node, rack-local when a split's rack has nodes, else
+/// off-switch. With storage that has no locality (`file:///`, object stores) splits name hosts
+/// such as `localhost` and the rack `/default-rack`, which no node is on: waiting for a local
+/// container there would only hold the job's maps.
+pub fn reachable_map_locality(app: &App, state: &ClusterState) -> Locality {
+    let maps = || {
+        app.asks
+            .values()
+            .filter(|ask| TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Map)
+    };
+    let on_live_host = maps().any(|ask| {
+        ask.hosts
+            .iter()
+            .any(|(host, count)| *count > 0 && state.has_node_on_host(host))
+    });
+    if on_live_host {
+        return Locality::NodeLocal;
+    }
+    let on_live_rack = maps().any(|ask| {
+        ask.racks
+            .iter()
+            .any(|(rack, count)| *count > 0 && state.nodes_on_rack(rack) > 0)
+    });
+    if on_live_rack {
+        Locality::RackLocal
+    } else {
+        Locality::OffSwitch
+    }
+}
+
 /// Every outstanding map and reduce ask of an app, loosest locality, lowest priority first
 /// (MapReduce's own order: re-run maps, reduces, maps).
 fn all_asks<'a>(
