@@ -18,7 +18,7 @@
 //!   categories (a 10-minute-old job's remote map beats a new job's local one).
 
 use super::sarp::{self, QuotaState};
-use super::{JobPlacement, Params};
+use super::{JobPlacement, MapWait, Params};
 use crate::mapreduce::TaskKind;
 use crate::policy::{Candidate, Offer};
 use crate::protocol::{Ask, Locality, PlanEntry};
@@ -114,6 +114,7 @@ impl Category {
             Locality::RackLocal,
             Locality::OffSwitch,
         ];
+        const RACK_FIRST: &[Locality] = &[Locality::RackLocal, Locality::OffSwitch];
         const NODE: &[Locality] = &[Locality::NodeLocal];
         const RACK: &[Locality] = &[Locality::RackLocal];
         const ANY: &[Locality] = &[Locality::OffSwitch];
@@ -121,6 +122,8 @@ impl Category {
         let app = candidate.app;
         let kind = TaskKind::of_mapreduce_priority(ask.priority);
         let heavy = app.job.estimate.ratio > policy.shuffle_heavy_ratio;
+        let node_split = || ask.hosts.get(offer.host).is_some_and(|n| *n > 0);
+        let rack_split = || ask.racks.get(offer.rack).is_some_and(|n| *n > 0);
         let quota = || {
             sarp::reduce_quota(
                 &app.job,
@@ -136,12 +139,8 @@ impl Category {
                         .and_then(|p| p.samp.as_ref())
                         .is_some_and(|samp| samp.preferred.contains(offer.rack))
             }
-            Category::NodeLocalMaps => {
-                kind == TaskKind::Map && ask.hosts.get(offer.host).is_some_and(|n| *n > 0)
-            }
-            Category::RackLocalMaps => {
-                kind == TaskKind::Map && ask.racks.get(offer.rack).is_some_and(|n| *n > 0)
-            }
+            Category::NodeLocalMaps => kind == TaskKind::Map && node_split(),
+            Category::RackLocalMaps => kind == TaskKind::Map && rack_split(),
             Category::AnyMaps => kind == TaskKind::Map,
             Category::LightReduces => kind == TaskKind::Reduce && !heavy,
             Category::HeavyReducesUnderQuota => {
@@ -159,7 +158,17 @@ impl Category {
         };
         match (admitted, self) {
             (false, _) => NONE,
-            (true, Category::PreferredRackMaps) => LOCAL_FIRST,
+            // Only the localities the ask can have here: an entry no pending split could
+            // satisfy would only lengthen the plan.
+            (true, Category::PreferredRackMaps) => {
+                if node_split() {
+                    LOCAL_FIRST
+                } else if rack_split() {
+                    RACK_FIRST
+                } else {
+                    ANY
+                }
+            }
             (true, Category::NodeLocalMaps) => NODE,
             (true, Category::RackLocalMaps) => RACK,
             (true, _) => ANY,
@@ -170,9 +179,12 @@ impl Category {
 /// Appends the NASS ranking of the queue's jobs for this offer to `entries`; returns whether
 /// any entry is "preferred" (for relaxed fairness). `candidates` come by arrival (submit time
 /// first), so each starvation window's jobs are one run of them, earlier windows first.
+/// `levels` are the jobs' map-locality levels (`MapWait`): a map placement the job's level
+/// does not reach yet is left out, so the job waits for a better one, for a bounded time.
 pub(super) fn rank(
     candidates: &[Candidate],
     placements: &[Option<&JobPlacement>],
+    levels: &[u8],
     policy: &Params,
     offer: &Offer,
     entries: &mut Vec<PlanEntry>,
@@ -214,6 +226,14 @@ pub(super) fn rank(
                     let Some(locality) = localities.get(slot) else {
                         continue;
                     };
+                    if TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Map {
+                        let preferred = placements[position]
+                            .and_then(|p| p.samp.as_ref())
+                            .map(|samp| samp.preferred.contains(offer.rack));
+                        if MapWait::needed(*locality, preferred) > levels[position] {
+                            continue;
+                        }
+                    }
                     if !emitted.insert((position, ask.priority, *locality)) {
                         continue;
                     }
