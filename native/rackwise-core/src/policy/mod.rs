@@ -13,7 +13,9 @@ pub mod nas;
 pub mod shufflewatcher;
 
 use crate::mapreduce::TaskKind;
-use crate::protocol::{AppId, Locality, NodeId, Plan, PlanEntry, QueuePlan, QueueWeight, RackName};
+use crate::protocol::{
+    AppId, Locality, NodeId, Plan, PlanEntry, QueuePlan, QueueWeight, RackName, Resources,
+};
 use crate::settings::{params::no_check, Declaration, ParamValues, Settings};
 use crate::state::{App, ClusterState, Node, Observation};
 use std::any::Any;
@@ -282,6 +284,18 @@ impl Registry {
             weights.extend(policy.queue_weights(&context, now_ms));
         }
         weights
+    }
+}
+
+/// How many containers of `container`'s size fit a node of `capacity` (by memory and vcores,
+/// whichever binds; a size of zero on both counts as one).
+pub fn containers_fitting(capacity: &Resources, container: &Resources) -> u64 {
+    let by_memory = (container.memory_mb > 0).then(|| capacity.memory_mb / container.memory_mb);
+    let by_vcores = (container.vcores > 0).then(|| u64::from(capacity.vcores / container.vcores));
+    match (by_memory, by_vcores) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => 1,
     }
 }
 

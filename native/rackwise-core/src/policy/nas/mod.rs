@@ -54,7 +54,9 @@
 //!   on a rack is its MapOutputPortion there; before any map finished it is spread evenly.
 
 use crate::mapreduce::{TaskKind, RERUN_MAP_PRIORITY};
-use crate::policy::{reachable_map_locality, Candidate, Context, Offer, Policy, Turn};
+use crate::policy::{
+    containers_fitting, reachable_map_locality, Candidate, Context, Offer, Policy, Turn,
+};
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Ask, Locality, PlanEntry, Resources};
 use crate::settings::{Declaration, Param, ParamProblem, ParamValues, Settings};
@@ -365,15 +367,7 @@ impl ThresholdSnapshot {
         let Some(container) = self.map_container else {
             return 1.0;
         };
-        let by_memory =
-            (container.memory_mb > 0).then(|| node.capacity.memory_mb / container.memory_mb);
-        let by_vcores =
-            (container.vcores > 0).then(|| u64::from(node.capacity.vcores / container.vcores));
-        let fit = match (by_memory, by_vcores) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => 1,
-        };
+        let fit = containers_fitting(&node.capacity, &container);
         fit.max(1) as f64
     }
 

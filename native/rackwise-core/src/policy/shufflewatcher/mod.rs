@@ -10,7 +10,7 @@ pub mod samp;
 pub mod sarp;
 
 use crate::mapreduce::{TaskKind, MAP_PRIORITY};
-use crate::policy::{reachable_map_locality, Context, Policy, Turn};
+use crate::policy::{containers_fitting, reachable_map_locality, Context, Policy, Turn};
 use crate::protocol::{AppId, Locality, PlanEntry, RackName};
 use crate::settings::{params::no_check, Declaration, Param, ParamValues};
 use crate::state::{App, ClusterState, Observation};
@@ -463,13 +463,7 @@ fn rack_capacity(state: &ClusterState, maps: &crate::protocol::Ask) -> RackCapac
     let asked = &maps.resources;
     let mut containers: BTreeMap<RackName, f64> = BTreeMap::new();
     for node in state.nodes.values() {
-        let by_memory = (asked.memory_mb > 0).then(|| node.capacity.memory_mb / asked.memory_mb);
-        let by_vcores = (asked.vcores > 0).then(|| u64::from(node.capacity.vcores / asked.vcores));
-        let fit = match (by_memory, by_vcores) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => 1,
-        };
+        let fit = containers_fitting(&node.capacity, asked);
         *containers.entry(node.rack.clone()).or_insert(0.0) += fit as f64;
     }
     let cluster: f64 = containers.values().sum();
