@@ -101,10 +101,13 @@ impl Category {
     }
 
     /// The localities at which `ask` falls in this category on this offer, best first.
+    /// `prefers_here` says whether the job's SAMP racks hold the offered one (`None`: no SAMP
+    /// choice).
     fn admits(
         self,
         candidate: &Candidate,
         placement: Option<&JobPlacement>,
+        prefers_here: Option<bool>,
         ask: &Ask,
         policy: &Params,
         offer: &Offer,
@@ -133,12 +136,7 @@ impl Category {
             )
         };
         let admitted = match self {
-            Category::PreferredRackMaps => {
-                kind == TaskKind::Map
-                    && placement
-                        .and_then(|p| p.samp.as_ref())
-                        .is_some_and(|samp| samp.preferred.contains(offer.rack))
-            }
+            Category::PreferredRackMaps => kind == TaskKind::Map && prefers_here == Some(true),
             Category::NodeLocalMaps => kind == TaskKind::Map && node_split(),
             Category::RackLocalMaps => kind == TaskKind::Map && rack_split(),
             Category::AnyMaps => kind == TaskKind::Map,
@@ -195,6 +193,15 @@ pub(super) fn rank(
         0 => 0,
         width => c.app.submit_ms / width,
     };
+    // Whether each job prefers the offered rack: one set lookup per job, not one per entry.
+    let prefers_here: Vec<Option<bool>> = placements
+        .iter()
+        .map(|placement| {
+            placement
+                .and_then(|p| p.samp.as_ref())
+                .map(|samp| samp.preferred.contains(offer.rack))
+        })
+        .collect();
     let mut preferred = false;
     // An entry repeated in a later category could never be chosen: the first satisfiable one
     // wins. Emit each (app, priority, locality) once; the app is known by its position among
@@ -211,12 +218,17 @@ pub(super) fn rank(
             for (position, candidate) in (window_start..).zip(in_window) {
                 let placement = placements[position];
                 for ask in candidate.app.asks.values() {
-                    admitted.push((
-                        position,
+                    let localities = category.admits(
                         candidate,
+                        placement,
+                        prefers_here[position],
                         ask,
-                        category.admits(candidate, placement, ask, policy, offer),
-                    ));
+                        policy,
+                        offer,
+                    );
+                    if !localities.is_empty() {
+                        admitted.push((position, candidate, ask, localities));
+                    }
                 }
             }
             // Locality is the outer loop inside a category, so every job's data-local map on
@@ -226,13 +238,10 @@ pub(super) fn rank(
                     let Some(locality) = localities.get(slot) else {
                         continue;
                     };
-                    if TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Map {
-                        let preferred = placements[position]
-                            .and_then(|p| p.samp.as_ref())
-                            .map(|samp| samp.preferred.contains(offer.rack));
-                        if MapWait::needed(*locality, preferred) > levels[position] {
-                            continue;
-                        }
+                    if TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Map
+                        && MapWait::needed(*locality, prefers_here[position]) > levels[position]
+                    {
+                        continue;
                     }
                     if !emitted.insert((position, ask.priority, *locality)) {
                         continue;
