@@ -32,10 +32,11 @@ fn figure5_samp_prefers_rack1_for_job1_and_rack2_for_job2() {
     assert_eq!(preferred(&env, "job1"), ["/r1"]);
     assert_eq!(preferred(&env, "job2"), ["/r2"]);
 
-    // On each rack the job preferring it goes (NASS line 4), rack-local; the other job waits
-    // for its own rack (its locality wait), so the preference binds.
-    assert_eq!(ranking(&env.offer(2, 2), "root.sw"), ["job2:20:rack"]);
-    assert_eq!(ranking(&env.offer(1, 2), "root.sw"), ["job1:20:rack"]);
+    // On each rack's data node the job preferring the rack goes (NASS line 4), node-local; the
+    // other job's split there is node-local too, but it waits for its own rack (its locality
+    // wait), so the preference binds.
+    assert_eq!(ranking(&env.offer(2, 1), "root.sw"), ["job2:20:node"]);
+    assert_eq!(ranking(&env.offer(1, 1), "root.sw"), ["job1:20:node"]);
 }
 
 /// Figure 7: each job's intermediate data sits 90/10 on two racks (job2 the other way round).
@@ -220,8 +221,8 @@ fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
 }
 
 /// Locality inside NASS's map lines (delay scheduling's mechanism): a job takes node-local maps
-/// and rack-local ones on its SAMP racks at once; a map elsewhere waits `localityWaitMs` per
-/// level, and a placement starts the clock again.
+/// on its SAMP racks at once, rack-local ones there after `localityWaitMs`, and maps elsewhere
+/// after two waits; a placement starts the clock again.
 #[test]
 fn nass_map_waits_for_a_local_placement_for_a_bounded_time() {
     let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "3000")]);
@@ -229,23 +230,19 @@ fn nass_map_waits_for_a_local_placement_for_a_bounded_time() {
     env.asks("job", &[(MAP, 4, &[(1, 1)])]);
     assert_eq!(ranking(&env.offer(1, 1), "root.sw")[0], "job:20:node");
     assert_eq!(preferred(&env, "job"), ["/r1"]);
-    // Rack-local on its preferred rack: level 0 takes it.
-    assert_eq!(ranking(&env.offer(1, 2), "root.sw"), ["job:20:rack"]);
-    // Off its rack: nothing for two waits (node level, then rack level), then any map.
+    // Rack-local on its preferred rack after one wait; off its rack after two.
     let start = env.now_ms;
-    for (offset, expected) in [
-        (0, vec![]),
-        (2_999, vec![]),
-        (3_000, vec![]),
-        (5_999, vec![]),
-        (6_000, vec!["job:20:any"]),
+    for (offset, same_rack, other_rack) in [
+        (0, vec![], vec![]),
+        (2_999, vec![], vec![]),
+        (3_000, vec!["job:20:rack", "job:20:any"], vec![]),
+        (5_999, vec!["job:20:rack", "job:20:any"], vec![]),
+        (6_000, vec!["job:20:rack", "job:20:any"], vec!["job:20:any"]),
     ] {
         env.now_ms = start + offset;
-        assert_eq!(
-            ranking(&env.offer(2, 1), "root.sw"),
-            expected,
-            "at +{offset} ms"
-        );
+        let at = format!("at +{offset} ms");
+        assert_eq!(ranking(&env.offer(1, 2), "root.sw"), same_rack, "{at}");
+        assert_eq!(ranking(&env.offer(2, 1), "root.sw"), other_rack, "{at}");
     }
     // A node-local placement sets the job back to level 0, from then.
     env.run("job", MAP, 1, 1, Locality::NodeLocal);

@@ -123,9 +123,10 @@ pub struct JobPlacement {
 }
 
 /// How far a job's maps have relaxed their placement (delay scheduling's allowed level, with
-/// SAMP's racks in it): level 0 takes node-local maps and rack-local ones on a preferred rack;
-/// level 1 also rack-local maps anywhere, node-local ones off the preferred racks and any map on
-/// a preferred rack (SAMP accepts those remote reads); level 2 any map. A job rises one level
+/// SAMP's racks in it): level 0 takes node-local maps on the job's preferred racks; level 1 also
+/// rack-local maps there, node-local ones off them and any map on them (SAMP accepts those
+/// remote reads); level 2 any map. A job without a SAMP choice waits as delay scheduling does
+/// (node-local, then rack-local, then any). A job rises one level
 /// per `localityWaitMs` without a placement; a placement sets the level it needed, as
 /// FairScheduler resets its allowed locality to the one it just assigned.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -142,11 +143,11 @@ impl MapWait {
     /// prefer (`Some(false)`), or when it has no SAMP preference (`None`).
     fn needed(locality: Locality, preferred: Option<bool>) -> u8 {
         match (locality, preferred) {
-            (Locality::NodeLocal, Some(true) | None) | (Locality::RackLocal, Some(true)) => 0,
+            (Locality::NodeLocal, Some(true) | None) => 0,
             (Locality::NodeLocal, Some(false))
-            | (Locality::RackLocal, _)
+            | (Locality::RackLocal, Some(true) | None)
             | (Locality::OffSwitch, Some(true)) => 1,
-            (Locality::OffSwitch, _) => ANY_MAP,
+            (Locality::RackLocal, Some(false)) | (Locality::OffSwitch, _) => ANY_MAP,
         }
     }
 
@@ -170,8 +171,8 @@ impl MapWait {
         }
         // Levels no split can use are skipped, not waited through.
         let floor = match (reachable_map_locality(app, state), has_preference) {
-            (Locality::NodeLocal | Locality::RackLocal, _) => 0,
-            (Locality::OffSwitch, true) => 1,
+            (Locality::NodeLocal, _) => 0,
+            (Locality::RackLocal, _) | (Locality::OffSwitch, true) => 1,
             (Locality::OffSwitch, false) => ANY_MAP,
         };
         relaxed(self.level.max(floor))
