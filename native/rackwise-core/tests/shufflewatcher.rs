@@ -269,3 +269,29 @@ fn storage_without_locality_samp_skips_rackless_racks_and_maps_are_not_held() {
     env.now_ms = start + 3_000;
     assert_eq!(ranking(&env.offer(2, 1), "root.sw"), ["job:20:any"]);
 }
+
+/// NASS places by locality first: another job's data-local map beats the preferring job's
+/// rack-local or remote one; at each locality the job preferring the rack goes first.
+#[test]
+fn nass_ranks_locality_before_rack_preference() {
+    let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "0")]);
+    env.submit("job1", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
+    env.submit("job2", "root.sw", 2, &["rackwise.shuffle-ratio=1"]);
+    env.asks("job1", &[(MAP, 8, &[(1, 1)])]);
+    env.offer(1, 1);
+    // Both racks hold job2's splits equally: it takes rack 2, which no other job prefers.
+    env.asks("job2", &[(MAP, 8, &[(1, 2), (2, 1)])]);
+    env.offer(1, 1);
+    assert_eq!(preferred(&env, "job1"), ["/r1"]);
+    assert_eq!(preferred(&env, "job2"), ["/r2"]);
+    assert_eq!(
+        ranking(&env.offer(1, 2), "root.sw"),
+        [
+            "job2:20:node",
+            "job1:20:rack",
+            "job2:20:rack",
+            "job1:20:any",
+            "job2:20:any"
+        ]
+    );
+}
