@@ -122,6 +122,10 @@ pub struct JobPlacement {
     sarp_invoked: bool,
     /// The job's map-locality wait, from the first offer that saw its maps.
     pub map_wait: Option<MapWait>,
+    /// The closest locality any of its pending maps can get (`reachable_map_locality`), as of
+    /// its latest ask table: worked out when the table changes (the MapReduce AM re-sends it
+    /// after every allocation), not on every offer.
+    pub reachable: Option<Locality>,
 }
 
 /// How far a job's maps have relaxed their placement (delay scheduling's allowed level, with
@@ -155,14 +159,7 @@ impl MapWait {
 
     /// The level now: the lowest the job can ever use (no live split host skips the node
     /// level; no locality and no preference leaves nothing to wait for), then one more per wait.
-    fn level(
-        &self,
-        now_ms: u64,
-        app: &App,
-        state: &ClusterState,
-        has_preference: bool,
-        wait_ms: u64,
-    ) -> u8 {
+    fn level(&self, now_ms: u64, reachable: Locality, has_preference: bool, wait_ms: u64) -> u8 {
         let waits = match wait_ms {
             0 => u64::from(ANY_MAP),
             wait => now_ms.saturating_sub(self.since_ms) / wait,
@@ -172,7 +169,7 @@ impl MapWait {
             return ANY_MAP;
         }
         // Levels no split can use are skipped, not waited through.
-        let floor = match (reachable_map_locality(app, state), has_preference) {
+        let floor = match (reachable, has_preference) {
             (Locality::NodeLocal, _) => 0,
             (Locality::RackLocal, _) | (Locality::OffSwitch, true) => 1,
             (Locality::OffSwitch, false) => ANY_MAP,
@@ -259,6 +256,8 @@ impl ShuffleWatcher {
         let Some((_, placement)) = entry else {
             return;
         };
+        let reachable = reachable_map_locality(app, state);
+        placement.reachable = Some(reachable);
         if let (Some(preferred_by_others), Some(maps)) = (preferred_by_others, maps) {
             placement.samp = samp::choose(
                 maps.any,
@@ -284,7 +283,7 @@ impl ShuffleWatcher {
                     maps.any,
                     maps.racks,
                     preferred_by_others,
-                    reachable_map_locality(app, state),
+                    reachable,
                     format_shares(&choice.tentative_shares)
                 );
             }
@@ -427,19 +426,16 @@ impl Policy for ShuffleWatcher {
             .map(|candidate| self.at(candidate.slot, candidate.id))
             .collect();
         // Each job's map level on this offer; a job ShuffleWatcher knows nothing of is not held.
-        let levels: Vec<u8> = turn
-            .candidates
+        let levels: Vec<u8> = placements
             .iter()
-            .zip(&placements)
-            .map(|(candidate, placement)| {
+            .map(|placement| {
                 let Some(placement) = placement else {
                     return ANY_MAP;
                 };
                 placement.map_wait.map_or(ANY_MAP, |wait| {
                     wait.level(
                         now_ms,
-                        candidate.app,
-                        turn.context.state,
+                        placement.reachable.unwrap_or(Locality::NodeLocal),
                         placement.samp.is_some(),
                         params.locality_wait_ms,
                     )
