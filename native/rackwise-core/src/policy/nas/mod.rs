@@ -61,6 +61,7 @@ use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Ask, Locality, PlanEntry, Resources};
 use crate::settings::{Declaration, Param, ParamProblem, ParamValues, Settings};
 use crate::state::{App, ClusterState, Node, Observation};
+use std::cell::OnceCell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -625,9 +626,8 @@ struct MapTask<'a> {
     prediction: Prediction,
     /// Where its split is relative to the offered node.
     locality: Locality,
-    /// No split of the job is on a live node (storage without locality): no offer can ever be
-    /// data-local for it, so MTS does not wait for one.
-    no_locality: bool,
+    /// The job's position among the user's candidates.
+    position: usize,
     small_input: bool,
 }
 
@@ -731,23 +731,25 @@ fn mts(turn: &UserTurn, skips: &mut Option<Skips>, other_work: bool, out: &mut V
     // The user's map asks as MTS sees them on this offer. Most offers only learn that none is
     // data-local and qualified and skip the user, so they are collected only past that.
     let all_tasks = || {
-        candidates.iter().flat_map(|candidate| {
-            let prediction = predict(candidate.app, settings);
-            let no_locality = reachable_map_locality(candidate.app, state) == Locality::OffSwitch;
-            map_asks(candidate.app).map(move |ask| MapTask {
-                candidate,
-                ask,
-                prediction,
-                // Rack-local is told apart below, only where it matters (MapCost).
-                locality: if ask.hosts.get(offer.host).is_some_and(|n| *n > 0) {
-                    Locality::NodeLocal
-                } else {
-                    Locality::OffSwitch
-                },
-                no_locality,
-                small_input: prediction.input_bytes < params.small_input_below_bytes,
+        candidates
+            .iter()
+            .enumerate()
+            .flat_map(|(position, candidate)| {
+                let prediction = predict(candidate.app, settings);
+                map_asks(candidate.app).map(move |ask| MapTask {
+                    candidate,
+                    ask,
+                    prediction,
+                    // Rack-local is told apart below, only where it matters (MapCost).
+                    locality: if ask.hosts.get(offer.host).is_some_and(|n| *n > 0) {
+                        Locality::NodeLocal
+                    } else {
+                        Locality::OffSwitch
+                    },
+                    position,
+                    small_input: prediction.input_bytes < params.small_input_below_bytes,
+                })
             })
-        })
     };
     // CR-RTS's hold on heavy and medium maps while the offered rack is congested, made
     // conditional and bounded so that it does not cost capacity: it applies only while the
@@ -774,9 +776,16 @@ fn mts(turn: &UserTurn, skips: &mut Option<Skips>, other_work: bool, out: &mut V
     // Lines 3–4: data-local and shuffle-qualified; unpredicted jobs first (so they become
     // predicted sooner), then the output closest to the available space. A job whose splits
     // are on no live node is as local here as it can ever be, so it is not waited for.
+    // Whether a job's splits are on no live node (storage without locality): worked out once per
+    // job, and only for a job with a qualified map that is not data-local here.
+    let no_locality: Vec<OnceCell<bool>> = candidates.iter().map(|_| OnceCell::new()).collect();
+    let has_no_locality = |task: &MapTask| {
+        *no_locality[task.position].get_or_init(|| {
+            reachable_map_locality(task.candidate.app, state) == Locality::OffSwitch
+        })
+    };
     let mut local: Vec<MapTask> = walked
-        .filter(|t| t.locality == Locality::NodeLocal || t.no_locality)
-        .filter(|t| qualified(t))
+        .filter(|t| qualified(t) && (t.locality == Locality::NodeLocal || has_no_locality(t)))
         .collect();
     if !local.is_empty() {
         local.sort_by(|a, b| {
@@ -788,9 +797,10 @@ fn mts(turn: &UserTurn, skips: &mut Option<Skips>, other_work: bool, out: &mut V
                         .total_cmp(&b.distance_to(available)),
                 )
         });
-        local.sort_by_key(|t| t.no_locality);
+        // The data-local ones first; the rest are the jobs without locality.
+        local.sort_by_key(|t| t.locality != Locality::NodeLocal);
         out.extend(local.iter().map(|t| {
-            if t.no_locality {
+            if t.locality != Locality::NodeLocal {
                 t.entry(Locality::OffSwitch, "nas:mts:no-locality-qualified")
             } else {
                 t.entry(Locality::NodeLocal, "nas:mts:local-qualified")
