@@ -50,14 +50,14 @@ class RealDaemonsIT {
   @ParameterizedTest(name = "Hadoop {0}")
   @MethodSource("hadoopRuntimes")
   @Timeout(value = 20, unit = TimeUnit.MINUTES)
-  void stockJobsRunUnderRackwiseInARealResourceManagerProcess(String line,
+  void stockJobsRunUnderRackwiseInARealResourceManagerProcess(String hadoopLine,
       String classpathProperty) throws Exception {
     // Under target/, not a temporary directory: the daemons' logs stay for a failed build.
-    Path work = Path.of("target", "real-daemons-" + line).toAbsolutePath();
+    Path work = Path.of("target", "real-daemons-" + hadoopLine).toAbsolutePath();
     org.apache.hadoop.fs.FileUtil.fullyDelete(work.toFile());
     Files.createDirectories(work);
     Path classpathFile = Path.of(System.getProperty(classpathProperty));
-    assertTrue(Files.isRegularFile(classpathFile), "the Hadoop " + line + " runtime's classpath "
+    assertTrue(Files.isRegularFile(classpathFile), "the Hadoop " + hadoopLine + " runtime's classpath "
         + classpathFile + " (built by the reactor before this module)");
     String classpath = Files.readString(classpathFile).trim();
     Path rackwiseJar = Path.of(System.getProperty("rackwise.jar"));
