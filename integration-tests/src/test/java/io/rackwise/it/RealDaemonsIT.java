@@ -57,8 +57,8 @@ class RealDaemonsIT {
     org.apache.hadoop.fs.FileUtil.fullyDelete(work.toFile());
     Files.createDirectories(work);
     Path classpathFile = Path.of(System.getProperty(classpathProperty));
-    assertTrue(Files.isRegularFile(classpathFile), "the Hadoop " + hadoopLine + " runtime's classpath "
-        + classpathFile + " (built by the reactor before this module)");
+    assertTrue(Files.isRegularFile(classpathFile), "the Hadoop " + hadoopLine
+        + " runtime's classpath " + classpathFile + " (built by the reactor before this module)");
     String classpath = Files.readString(classpathFile).trim();
     Path rackwiseJar = Path.of(System.getProperty("rackwise.jar"));
     assertTrue(Files.isRegularFile(rackwiseJar), "the built jar: " + rackwiseJar);

@@ -34,10 +34,12 @@ import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.util.VersionInfo;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.api.records.SchedulingRequest;
 import org.apache.hadoop.yarn.exceptions.YarnRuntimeException;
 import org.apache.hadoop.yarn.server.api.protocolrecords.NMContainerStatus;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
@@ -46,6 +48,8 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainerEventType;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ActiveUsersManager;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.Allocation;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ContainerUpdates;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplication;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
@@ -548,6 +552,26 @@ public class RackwiseFairScheduler extends FairScheduler {
     } finally {
       writeLock.unlock();
     }
+  }
+
+  /**
+   * The AM's allocate call waits for an attempt being added to be complete.
+   * {@link #addApplicationAttempt} swaps FairScheduler's attempt for a {@link RackwiseAppAttempt}
+   * after FairScheduler has told the RM that the attempt was added, and the RM answers that at
+   * once, on its own dispatcher thread, with the first allocate (the AM container's ask). Landing
+   * in the attempt being discarded, that ask would be lost and the AM never start; it happened
+   * with real daemons. The swap holds the scheduler's write lock, so taking the read lock
+   * orders the call after it; FairScheduler's own allocate does not take the scheduler lock.
+   */
+  @Override
+  public Allocation allocate(ApplicationAttemptId appAttemptId, List<ResourceRequest> ask,
+      List<SchedulingRequest> schedulingRequests, List<ContainerId> release,
+      List<String> blacklistAdditions, List<String> blacklistRemovals,
+      ContainerUpdates updateRequests) {
+    readLock.lock();
+    readLock.unlock();
+    return super.allocate(appAttemptId, ask, schedulingRequests, release, blacklistAdditions,
+        blacklistRemovals, updateRequests);
   }
 
   /** An app as the RM holds it; its name, type and tags may be null (DecisionCore copes). */

@@ -8,10 +8,12 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
@@ -21,21 +23,28 @@ import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.placement.ApplicationPlacementContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppImpl;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmnode.RMNode;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAddedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppAttemptAddedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.AppRemovedSchedulerEvent;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeRemovedSchedulerEvent;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.NodeUpdateSchedulerEvent;
 import org.apache.hadoop.yarn.util.Records;
 import org.apache.hadoop.yarn.util.resource.Resources;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Inputs a ResourceManager really produces, which must never break the native path: a
- * NODE_UPDATE for a node removed while the event waited, and an app without a name, type or
- * tags. The native core is required here, so a failure would be thrown rather than fall back.
+ * NODE_UPDATE for a node removed while the event waited, an app without a name, type or tags,
+ * asks without a priority or at an empty resource name, and the table of hostile inputs (empty
+ * names, huge tag lists, undeclared queues, unknown priorities, an app removed twice, a node
+ * removed with containers on it). The native core is required here, so a failure would be thrown rather than fall back.
  */
 class RmInputsTest {
   private static final Map<String, List<String>> TWO_RACKS = new LinkedHashMap<>();
@@ -198,6 +207,84 @@ class RmInputsTest {
       assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
           "both offers decided natively");
       assertEquals(List.of(MAP, MAP), job.priorities());
+    }
+  }
+
+  /** One input the RM can produce, done to a running cluster beside a steered job. */
+  interface HostileInput {
+    void apply(MockRackCluster cluster, RackwiseFairScheduler scheduler) throws Exception;
+  }
+
+  static Stream<Arguments> hostileInputs() {
+    // The largest tag list the RM lets through: 10 tags (yarn.resourcemanager.application.
+    // max-tags) of 100 characters each (the longest it accepts).
+    Set<String> manyTags = new HashSet<>();
+    for (int i = 0; i < 10; i++) {
+      manyTags.add(String.valueOf(i).repeat(100));
+    }
+    return Stream.of(
+        Arguments.of("an empty app name and no tags", (HostileInput) (cluster, scheduler) ->
+            cluster.submit("", "sw", "bob", Set.of(), "h3")),
+        Arguments.of("the longest tag list the RM accepts", (HostileInput) (cluster, scheduler) ->
+            cluster.submit("tagged", "sw", "bob", manyTags, "h3")),
+        Arguments.of("an app in an undeclared queue", (HostileInput) (cluster, scheduler) ->
+            cluster.submit("elsewhere", "adhoc", "bob", Set.of(), "h3")),
+        Arguments.of("asks at a priority MapReduce does not use",
+            (HostileInput) (cluster, scheduler) -> {
+              MockRackCluster.Job odd = cluster.submit("odd", "sw", "bob", Set.of(), "h3");
+              odd.am.allocate(List.of(odd.am.createResourceReq(ResourceRequest.ANY, TASK_MB, 7,
+                  2)), List.of());
+              cluster.rm.drainEvents();
+            }),
+        Arguments.of("an app removed twice", (HostileInput) (cluster, scheduler) -> {
+          MockRackCluster.Job gone = cluster.submit("gone", "sw", "bob", Set.of(), "h3");
+          ApplicationId appId = gone.app.getApplicationId();
+          cluster.rm.killApp(appId);
+          cluster.rm.waitForState(appId, RMAppState.KILLED);
+          cluster.rm.drainEvents();
+          scheduler.handle(new AppRemovedSchedulerEvent(appId, RMAppState.KILLED));
+        }),
+        Arguments.of("a node removed with containers on it",
+            (HostileInput) (cluster, scheduler) -> {
+              MockRackCluster.Job victim = cluster.submit("victim", "sw", "bob", Set.of(), "h4");
+              cluster.ask(victim, 2, List.of("h4"), 0);
+              cluster.heartbeat("h4", victim);
+              assertTrue(victim.containers.size() > 0, "a map runs on h4 besides the AM");
+              scheduler.handle(new NodeRemovedSchedulerEvent(
+                  cluster.rm.getRMContext().getRMNodes().get(cluster.nodes.get("h4")
+                      .getNodeId())));
+            }));
+  }
+
+  /**
+   * The issue's list of hostile inputs, each done beside a steered MapReduce job with the
+   * native core required: the offers after it are decided natively, none fails, and the job
+   * still gets its maps where its splits are.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("hostileInputs")
+  void aHostileInputDoesNotBreakTheNativePath(String what, HostileInput input) throws Exception {
+    try (MockRackCluster cluster = start(RackwiseFairScheduler.class,
+        "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>")) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      MockRackCluster.Job job = cluster.submit("job", "sw", "alice",
+          RackwiseFairSchedulerTest.ratio(3), "h1");
+      cluster.ask(job, 2, List.of("h2"), 0);
+
+      input.apply(cluster, scheduler);
+      long offersBefore = scheduler.getRackwiseMetrics().getOffers();
+      cluster.heartbeat("h2", job);
+      cluster.heartbeat("h2", job);
+
+      assertEquals(List.of(), cluster.dispatcherFailures, what);
+      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures(), what);
+      assertTrue(scheduler.isNativeActive(), what);
+      assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
+          what + ": both offers decided natively");
+      // FairScheduler may give one of the two containers to the other app (fair share); the
+      // steered job still gets maps, at its split's node.
+      assertTrue(job.count(MAP) >= 1, what + ": " + job.priorities());
+      assertEquals(job.priorities().size(), job.count(MAP), what + ": " + job.priorities());
     }
   }
 }
