@@ -129,14 +129,7 @@ class RmInputsTest {
           new ApplicationPlacementContext("root.sw")));
       scheduler.handle(new AppAttemptAddedSchedulerEvent(attempt, false));
 
-      long offersBefore = scheduler.getRackwiseMetrics().getOffers();
-      cluster.heartbeat("h2", job);
-      cluster.heartbeat("h2", job);
-
-      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
-      assertTrue(scheduler.isNativeActive());
-      assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
-          "both offers decided natively");
+      twoOffersStayNative(cluster, scheduler, job, "an app without a name, type or tags");
       assertEquals(List.of(MAP, MAP), job.priorities());
       assertTrue(scheduler.getRackwiseMetrics().getSteeredContainers() > 0,
           "the MapReduce job beside it is still steered");
@@ -166,14 +159,7 @@ class RmInputsTest {
       assertTrue(attempt.getAppPlacementAllocator(attempt.getSchedulerKeys().iterator().next())
           .getResourceRequests().containsKey(""), "the RM holds the empty resource name");
 
-      long offersBefore = scheduler.getRackwiseMetrics().getOffers();
-      cluster.heartbeat("h2", job);
-      cluster.heartbeat("h2", job);
-
-      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
-      assertTrue(scheduler.isNativeActive());
-      assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
-          "both offers decided natively");
+      twoOffersStayNative(cluster, scheduler, job, "an ask at an empty resource name");
       assertEquals(List.of(MAP, MAP), job.priorities());
     }
   }
@@ -198,14 +184,7 @@ class RmInputsTest {
       assertTrue(attempt.getSchedulerKeys().stream().anyMatch(key -> key.getPriority() == null),
           "the RM holds the ask without a priority");
 
-      long offersBefore = scheduler.getRackwiseMetrics().getOffers();
-      cluster.heartbeat("h2", job);
-      cluster.heartbeat("h2", job);
-
-      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
-      assertTrue(scheduler.isNativeActive());
-      assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
-          "both offers decided natively");
+      twoOffersStayNative(cluster, scheduler, job, "an ask without a priority");
       assertEquals(List.of(MAP, MAP), job.priorities());
     }
   }
@@ -272,19 +251,28 @@ class RmInputsTest {
       cluster.ask(job, 2, List.of("h2"), 0);
 
       input.apply(cluster, scheduler);
-      long offersBefore = scheduler.getRackwiseMetrics().getOffers();
-      cluster.heartbeat("h2", job);
-      cluster.heartbeat("h2", job);
-
-      assertEquals(List.of(), cluster.dispatcherFailures, what);
-      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures(), what);
-      assertTrue(scheduler.isNativeActive(), what);
-      assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
-          what + ": both offers decided natively");
+      twoOffersStayNative(cluster, scheduler, job, what);
       // FairScheduler may give one of the two containers to the other app (fair share); the
       // steered job still gets maps, at its split's node.
       assertTrue(job.count(MAP) >= 1, what + ": " + job.priorities());
       assertEquals(job.priorities().size(), job.count(MAP), what + ": " + job.priorities());
     }
+  }
+
+  /**
+   * Two heartbeats of h2, where {@code job}'s split is: no dispatcher failure, no native failure,
+   * the core still active, and both offers decided by it.
+   */
+  private static void twoOffersStayNative(MockRackCluster cluster,
+      RackwiseFairScheduler scheduler, MockRackCluster.Job job, String what) throws Exception {
+    long offersBefore = scheduler.getRackwiseMetrics().getOffers();
+    cluster.heartbeat("h2", job);
+    cluster.heartbeat("h2", job);
+
+    assertEquals(List.of(), cluster.dispatcherFailures, what);
+    assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures(), what);
+    assertTrue(scheduler.isNativeActive(), what);
+    assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
+        what + ": both offers decided natively");
   }
 }
