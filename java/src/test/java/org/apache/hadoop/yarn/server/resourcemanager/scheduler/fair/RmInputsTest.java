@@ -252,6 +252,7 @@ class RmInputsTest {
 
       input.apply(cluster, scheduler);
       twoOffersStayNative(cluster, scheduler, job, what);
+      assertEquals(List.of(), cluster.dispatcherFailures, what);
       // FairScheduler may give one of the two containers to the other app (fair share); the
       // steered job still gets maps, at its split's node.
       assertTrue(job.count(MAP) >= 1, what + ": " + job.priorities());
@@ -260,8 +261,9 @@ class RmInputsTest {
   }
 
   /**
-   * Two heartbeats of h2, where {@code job}'s split is: no dispatcher failure, no native failure,
-   * the core still active, and both offers decided by it.
+   * Two heartbeats of h2, where {@code job}'s split is: no native failure, the core still active,
+   * and both offers decided by it. (Not the dispatcher's failures: an ask without a priority can
+   * make Hadoop's own LocalityAppPlacementAllocator throw, timing-dependent, stock or not.)
    */
   private static void twoOffersStayNative(MockRackCluster cluster,
       RackwiseFairScheduler scheduler, MockRackCluster.Job job, String what) throws Exception {
@@ -269,7 +271,6 @@ class RmInputsTest {
     cluster.heartbeat("h2", job);
     cluster.heartbeat("h2", job);
 
-    assertEquals(List.of(), cluster.dispatcherFailures, what);
     assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures(), what);
     assertTrue(scheduler.isNativeActive(), what);
     assertEquals(offersBefore + 2, scheduler.getRackwiseMetrics().getOffers(),
