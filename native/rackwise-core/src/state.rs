@@ -363,6 +363,9 @@ pub struct ClusterState {
     pub nodes: BTreeMap<NodeId, Node>,
     /// How many nodes each rack has: the set of racks without a scan of every node per offer.
     nodes_per_rack: BTreeMap<RackName, u32>,
+    /// How many nodes each host runs: whether a split's host is a live node (storage without
+    /// locality names hosts such as `localhost` that are not) without a scan of every node.
+    nodes_per_host: BTreeMap<String, u32>,
     pub apps: Apps,
     /// Running containers of the apps we know.
     pub containers: BTreeMap<ContainerId, Container>,
@@ -444,14 +447,34 @@ impl ClusterState {
         self.nodes_per_rack.keys()
     }
 
-    /// Keeps `nodes_per_rack` in step with a node joining or leaving a rack.
-    fn count_node(&mut self, rack: &RackName, joined: bool) {
+    /// How many nodes `rack` has (0 for a rack no node is on, such as `/default-rack` when
+    /// splits name hosts outside the cluster).
+    pub fn nodes_on_rack(&self, rack: &RackName) -> u32 {
+        self.nodes_per_rack.get(rack).copied().unwrap_or(0)
+    }
+
+    /// Whether a known node runs on `host`.
+    pub fn has_node_on_host(&self, host: &str) -> bool {
+        self.nodes_per_host.contains_key(host)
+    }
+
+    /// Keeps `nodes_per_rack` and `nodes_per_host` in step with a node joining or leaving.
+    fn count_node(&mut self, rack: &RackName, host: &str, joined: bool) {
         if joined {
             *self.nodes_per_rack.entry(rack.clone()).or_insert(0) += 1;
-        } else if let Some(count) = self.nodes_per_rack.get_mut(rack) {
+            *self.nodes_per_host.entry(host.to_string()).or_insert(0) += 1;
+            return;
+        }
+        if let Some(count) = self.nodes_per_rack.get_mut(rack) {
             *count -= 1;
             if *count == 0 {
                 self.nodes_per_rack.remove(rack);
+            }
+        }
+        if let Some(count) = self.nodes_per_host.get_mut(host) {
+            *count -= 1;
+            if *count == 0 {
+                self.nodes_per_host.remove(host);
             }
         }
     }
@@ -490,12 +513,12 @@ impl ClusterState {
                 let known = self
                     .nodes
                     .get(&node)
-                    .map(|n| (n.utilization, n.rack.clone()));
-                let utilization = known.as_ref().and_then(|(utilization, _)| *utilization);
-                if let Some((_, old_rack)) = known {
-                    self.count_node(&old_rack, false);
+                    .map(|n| (n.utilization, n.rack.clone(), n.host.clone()));
+                let utilization = known.as_ref().and_then(|(utilization, ..)| *utilization);
+                if let Some((_, old_rack, old_host)) = known {
+                    self.count_node(&old_rack, &old_host, false);
                 }
-                self.count_node(&rack, true);
+                self.count_node(&rack, &host, true);
                 self.nodes.insert(
                     node.clone(),
                     Node {
@@ -509,7 +532,7 @@ impl ClusterState {
             }
             Event::NodeRemoved { node } => {
                 if let Some(removed) = self.nodes.remove(&node) {
-                    self.count_node(&removed.rack, false);
+                    self.count_node(&removed.rack, &removed.host, false);
                     observed.push(Observation::NodeRemoved { node });
                 }
             }

@@ -13,7 +13,9 @@ pub mod nas;
 pub mod shufflewatcher;
 
 use crate::mapreduce::TaskKind;
-use crate::protocol::{AppId, Locality, NodeId, Plan, PlanEntry, QueuePlan, QueueWeight, RackName};
+use crate::protocol::{
+    AppId, Locality, NodeId, Plan, PlanEntry, QueuePlan, QueueWeight, RackName, Resources,
+};
 use crate::settings::{params::no_check, Declaration, ParamValues, Settings};
 use crate::state::{App, ClusterState, Node, Observation};
 use std::any::Any;
@@ -282,6 +284,49 @@ impl Registry {
             weights.extend(policy.queue_weights(&context, now_ms));
         }
         weights
+    }
+}
+
+/// How many containers of `container`'s size fit a node of `capacity` (by memory and vcores,
+/// whichever binds; a size of zero on both counts as one).
+pub fn containers_fitting(capacity: &Resources, container: &Resources) -> u64 {
+    let by_memory = (container.memory_mb > 0).then(|| capacity.memory_mb / container.memory_mb);
+    let by_vcores = (container.vcores > 0).then(|| u64::from(capacity.vcores / container.vcores));
+    match (by_memory, by_vcores) {
+        (Some(a), Some(b)) => a.min(b),
+        (Some(a), None) | (None, Some(a)) => a,
+        (None, None) => 1,
+    }
+}
+
+/// The closest locality any pending map of `app` can ever get on the cluster as it is: node-local
+/// when a split names the host of a live node, rack-local when a split's rack has nodes, else
+/// off-switch. With storage that has no locality (`file:///`, object stores) splits name hosts
+/// such as `localhost` and the rack `/default-rack`, which no node is on: waiting for a local
+/// container there would only hold the job's maps.
+pub fn reachable_map_locality(app: &App, state: &ClusterState) -> Locality {
+    let maps = || {
+        app.asks
+            .values()
+            .filter(|ask| TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Map)
+    };
+    let on_live_host = maps().any(|ask| {
+        ask.hosts
+            .iter()
+            .any(|(host, count)| *count > 0 && state.has_node_on_host(host))
+    });
+    if on_live_host {
+        return Locality::NodeLocal;
+    }
+    let on_live_rack = maps().any(|ask| {
+        ask.racks
+            .iter()
+            .any(|(rack, count)| *count > 0 && state.nodes_on_rack(rack) > 0)
+    });
+    if on_live_rack {
+        Locality::RackLocal
+    } else {
+        Locality::OffSwitch
     }
 }
 

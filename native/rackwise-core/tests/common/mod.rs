@@ -9,6 +9,7 @@ use rackwise_core::policy::shufflewatcher::{JobPlacement, ShuffleWatcher};
 use rackwise_core::policy::Registry;
 use rackwise_core::protocol::*;
 use rackwise_core::{CoreError, Engine};
+use std::sync::Arc;
 
 pub const AM: i32 = rackwise_core::mapreduce::AM_PRIORITY.0;
 pub const MAP: i32 = rackwise_core::mapreduce::MAP_PRIORITY.0;
@@ -171,6 +172,28 @@ impl TestEnv {
         self.pending.push(Event::AsksChanged {
             app: AppId(app.into()),
             rows,
+        });
+    }
+
+    /// Sets `app`'s map asks to `count` maps whose splits name `hosts` and `racks` as they are,
+    /// cluster nodes or not: with storage without locality (`file:///`, object stores) splits
+    /// name `localhost` and `/default-rack`.
+    pub fn map_asks_naming(&mut self, app: &str, count: u32, hosts: &[&str], racks: &[&str]) {
+        self.pending.push(Event::AsksChanged {
+            app: AppId(app.into()),
+            rows: vec![Ask {
+                priority: Priority(MAP),
+                any: count,
+                resources: Resources {
+                    memory_mb: 1024,
+                    vcores: 1,
+                },
+                hosts: hosts.iter().map(|h| (Arc::from(*h), count)).collect(),
+                racks: racks
+                    .iter()
+                    .map(|r| (RackName(Arc::from(*r)), count))
+                    .collect(),
+            }],
         });
     }
 

@@ -32,8 +32,16 @@
 //!   without knowing which queue FairScheduler will visit, so a skip is counted per offer on
 //!   which MTS (CR-RTS) declines the queue; the wait is the robust default for that reason.
 //!   The map skips of a queue reset when it gets a node-local map (the paper's line 4; like
-//!   delay scheduling, a relaxed user keeps relaxing until then), the reduce skips when it gets
-//!   any reduce (so each heavy reduce on a congested rack costs a fresh wait).
+//!   delay scheduling, a relaxed user keeps relaxing until then), the reduce skips when the
+//!   queue is planned on an uncongested rack (so a congestion episode costs the user one wait,
+//!   not one per heavy reduce).
+//! * MTS's hold on heavy and medium maps of a congested rack is conditional and bounded: it
+//!   applies only while the user has other work to place on the offer and within the user's
+//!   map wait. Unbounded, it left containers idle on a saturated cluster, where every rack is
+//!   congested most of the time: measured, it cost more makespan than the traffic it saved.
+//! * A job whose splits name no live node (storage without locality: `file:///`, object
+//!   stores) can never be data-local: MTS ranks its shuffle-qualified maps with the data-local
+//!   ones instead of skipping the user for them.
 //! * A "user" is a steered leaf queue, as for ShuffleWatcher; FairScheduler's queue order is
 //!   the paper's fairness-ordered user list, and a skipped user's apps are vetoed for the offer
 //!   so FairScheduler moves on to the next queue.
@@ -46,11 +54,14 @@
 //!   on a rack is its MapOutputPortion there; before any map finished it is spread evenly.
 
 use crate::mapreduce::{TaskKind, RERUN_MAP_PRIORITY};
-use crate::policy::{Candidate, Context, Offer, Policy, Turn};
+use crate::policy::{
+    containers_fitting, reachable_map_locality, Candidate, Context, Offer, Policy, Turn,
+};
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Ask, Locality, PlanEntry, Resources};
 use crate::settings::{Declaration, Param, ParamProblem, ParamValues, Settings};
 use crate::state::{App, ClusterState, Node, Observation};
+use std::cell::OnceCell;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -357,15 +368,7 @@ impl ThresholdSnapshot {
         let Some(container) = self.map_container else {
             return 1.0;
         };
-        let by_memory =
-            (container.memory_mb > 0).then(|| node.capacity.memory_mb / container.memory_mb);
-        let by_vcores =
-            (container.vcores > 0).then(|| u64::from(node.capacity.vcores / container.vcores));
-        let fit = match (by_memory, by_vcores) {
-            (Some(a), Some(b)) => a.min(b),
-            (Some(a), None) | (None, Some(a)) => a,
-            (None, None) => 1,
-        };
+        let fit = containers_fitting(&node.capacity, &container);
         fit.max(1) as f64
     }
 
@@ -389,8 +392,8 @@ fn reduce_asks(app: &App) -> impl Iterator<Item = &Ask> {
 }
 
 impl Nas {
-    /// Follows what the RM did: a node-local map ends its queue's map skips, a reduce its
-    /// queue's reduce skips and one of its job's delayed reduces.
+    /// Follows what the RM did: a node-local map ends its queue's map skips, a reduce one of
+    /// its job's delayed reduces.
     fn follow(&mut self, state: &ClusterState, observation: &Observation) {
         match observation {
             Observation::TaskStarted {
@@ -409,9 +412,6 @@ impl Nas {
                         }
                     }
                     TaskKind::Reduce => {
-                        if let Some(skips) = self.skips_mut(&known.queue) {
-                            skips.reduce = None;
-                        }
                         if let Some(delayed) = self.delayed_reduces.get_mut(app) {
                             *delayed -= 1;
                             if *delayed == 0 {
@@ -592,13 +592,9 @@ fn relaxed_else_skip(
         }
         return reached;
     };
-    let waited_ms = now_ms.saturating_sub(state.since_ms);
-    let reached = if params.max_skips > 0 {
-        state.count >= params.max_skips
-    } else {
-        waited_ms >= params.max_wait_ms
-    };
+    let reached = wait_over(&Some(*state), params, now_ms);
     if reached && !state.relaxed {
+        let waited_ms = now_ms.saturating_sub(state.since_ms);
         state.relaxed = true;
         log::info!(
             "queue {queue}: {what} skip bound reached after {} skips / {waited_ms} ms",
@@ -611,6 +607,18 @@ fn relaxed_else_skip(
     reached
 }
 
+/// Whether `skips` reached the bound (without counting a skip): a wait that has not started has
+/// not ended.
+fn wait_over(skips: &Option<Skips>, params: &Params, now_ms: u64) -> bool {
+    skips.as_ref().is_some_and(|state| {
+        if params.max_skips > 0 {
+            state.count >= params.max_skips
+        } else {
+            now_ms.saturating_sub(state.since_ms) >= params.max_wait_ms
+        }
+    })
+}
+
 /// A map ask of a job, as MTS sees it on this offer.
 struct MapTask<'a> {
     candidate: &'a Candidate<'a>,
@@ -618,6 +626,8 @@ struct MapTask<'a> {
     prediction: Prediction,
     /// Where its split is relative to the offered node.
     locality: Locality,
+    /// The job's position among the user's candidates.
+    position: usize,
     small_input: bool,
 }
 
@@ -688,7 +698,13 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
     } else {
         ca_rts(turn, nas, entries);
     }
-    mts(turn, &mut map_skips, entries);
+    // A CR-RTS wait lasts while the user meets congested racks: an uncongested one ends it,
+    // so each congestion episode costs the user at most one wait, not one per heavy reduce.
+    if !turn.budget.congested {
+        reduce_skips = None;
+    }
+    let other_work = entries.len() > ranked;
+    mts(turn, &mut map_skips, other_work, entries);
     nas.keep_skips(turn.queue, map_skips, reduce_skips);
     // MapReduce's order between kinds: re-run maps, reduces, maps (see the module notes).
     entries[ranked..].sort_by_key(
@@ -700,55 +716,76 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
     );
 }
 
-/// Algorithm 2 for one user, with its map skips.
-fn mts(turn: &UserTurn, skips: &mut Option<Skips>, out: &mut Vec<PlanEntry>) {
+/// Algorithm 2 for one user, with its map skips. `other_work` says whether the user already
+/// has reduces ranked on this offer.
+fn mts(turn: &UserTurn, skips: &mut Option<Skips>, other_work: bool, out: &mut Vec<PlanEntry>) {
     let UserTurn {
         candidates,
         queue,
         params,
         settings,
+        state,
         budget,
         offer,
-        ..
     } = *turn;
-    // Heavy and medium maps are held while the offered rack is congested.
-    let held = budget.congested;
     // The user's map asks as MTS sees them on this offer. Most offers only learn that none is
     // data-local and qualified and skip the user, so they are collected only past that.
-    let tasks = || {
+    let all_tasks = || {
         candidates
             .iter()
-            .flat_map(|candidate| {
+            .enumerate()
+            .flat_map(|(position, candidate)| {
                 let prediction = predict(candidate.app, settings);
-                map_asks(candidate.app).map(move |ask| (candidate, ask, prediction))
-            })
-            .filter(|(_, _, prediction)| !(held && classify(prediction, params) != Class::Light))
-            .map(|(candidate, ask, prediction)| MapTask {
-                candidate,
-                ask,
-                prediction,
-                // Rack-local is told apart below, only where it matters (MapCost).
-                locality: if ask.hosts.get(offer.host).is_some_and(|n| *n > 0) {
-                    Locality::NodeLocal
-                } else {
-                    Locality::OffSwitch
-                },
-                small_input: prediction.input_bytes < params.small_input_below_bytes,
+                map_asks(candidate.app).map(move |ask| MapTask {
+                    candidate,
+                    ask,
+                    prediction,
+                    // Rack-local is told apart below, only where it matters (MapCost).
+                    locality: if ask.hosts.get(offer.host).is_some_and(|n| *n > 0) {
+                        Locality::NodeLocal
+                    } else {
+                        Locality::OffSwitch
+                    },
+                    position,
+                    small_input: prediction.input_bytes < params.small_input_below_bytes,
+                })
             })
     };
+    // CR-RTS's hold on heavy and medium maps while the offered rack is congested, made
+    // conditional and bounded so that it does not cost capacity: it applies only while the
+    // user has something else to run here (a light map, or reduces ranked above), and only
+    // within the user's map wait; an idle container moves no shuffle.
+    let is_held = |task: &MapTask| classify(&task.prediction, params) != Class::Light;
+    let held = budget.congested
+        && (other_work || all_tasks().any(|t| !is_held(&t)))
+        && !wait_over(skips, params, offer.now_ms);
+    let tasks = || all_tasks().filter(move |t| !(held && is_held(t)));
     let mut walked = tasks().peekable();
     if walked.peek().is_none() {
-        *skips = None;
+        // Nothing to run (or only held maps, whose hold the wait bounds).
+        if held && all_tasks().next().is_some() {
+            relaxed_else_skip(skips, queue, params, offer.now_ms, "map", true);
+        } else {
+            *skips = None;
+        }
         return;
     }
     let available = budget.available_bytes;
     let qualified = |task: &MapTask| task.prediction.task_output_bytes <= available;
 
     // Lines 3–4: data-local and shuffle-qualified; unpredicted jobs first (so they become
-    // predicted sooner), then the output closest to the available space.
+    // predicted sooner), then the output closest to the available space. A job whose splits
+    // are on no live node is as local here as it can ever be, so it is not waited for.
+    // Whether a job's splits are on no live node (storage without locality): worked out once per
+    // job, and only for a job with a qualified map that is not data-local here.
+    let no_locality: Vec<OnceCell<bool>> = candidates.iter().map(|_| OnceCell::new()).collect();
+    let has_no_locality = |task: &MapTask| {
+        *no_locality[task.position].get_or_init(|| {
+            reachable_map_locality(task.candidate.app, state) == Locality::OffSwitch
+        })
+    };
     let mut local: Vec<MapTask> = walked
-        .filter(|t| t.locality == Locality::NodeLocal)
-        .filter(|t| qualified(t))
+        .filter(|t| qualified(t) && (t.locality == Locality::NodeLocal || has_no_locality(t)))
         .collect();
     if !local.is_empty() {
         local.sort_by(|a, b| {
@@ -760,11 +797,15 @@ fn mts(turn: &UserTurn, skips: &mut Option<Skips>, out: &mut Vec<PlanEntry>) {
                         .total_cmp(&b.distance_to(available)),
                 )
         });
-        out.extend(
-            local
-                .iter()
-                .map(|t| t.entry(Locality::NodeLocal, "nas:mts:local-qualified")),
-        );
+        // The data-local ones first; the rest are the jobs without locality.
+        local.sort_by_key(|t| t.locality != Locality::NodeLocal);
+        out.extend(local.iter().map(|t| {
+            if t.locality != Locality::NodeLocal {
+                t.entry(Locality::OffSwitch, "nas:mts:no-locality-qualified")
+            } else {
+                t.entry(Locality::NodeLocal, "nas:mts:local-qualified")
+            }
+        }));
         return;
     }
     // Lines 5–6 and 17–18: skip the user until its bound.
