@@ -355,10 +355,12 @@ public class RackwiseFairScheduler extends FairScheduler {
       // WireCodec.askRow), nor is it of the container; its finishing is then ignored there.
       return;
     }
+    // The scheduler's clock, as every offer's: RMContainerImpl stamps its creation time from
+    // the wall clock, and the core measures waits between the two.
     report("a container allocation", () -> core().containerAllocated(
         app.getApplicationId().toString(), container.getContainerId().toString(),
         container.getAllocatedNode().toString(), priority.getPriority(), locality,
-        container.getAllocatedResource(), container.getCreationTime()));
+        container.getAllocatedResource(), getClock().getTime()));
   }
 
   /**
