@@ -299,6 +299,18 @@ pub fn containers_fitting(capacity: &Resources, container: &Resources) -> u64 {
     }
 }
 
+/// Says, once per job (the caller remembers that it did), that a steered job's maps will not be
+/// held for locality because no split names a node or rack of the cluster.
+pub fn log_storage_without_locality(policy: &str, app: &App) {
+    log::info!(
+        "job '{}' (queue {}, {policy}): no split names a node or rack of the cluster \
+         (storage without locality, such as file:/// or an object store): its maps are not \
+         held for locality",
+        app.name,
+        app.queue
+    );
+}
+
 /// The closest locality any pending map of `app` can ever get on the cluster as it is: node-local
 /// when a split names the host of a live node, rack-local when a split's rack has nodes, else
 /// off-switch. With storage that has no locality (`file:///`, object stores) splits name hosts

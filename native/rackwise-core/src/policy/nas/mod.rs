@@ -55,7 +55,8 @@
 
 use crate::mapreduce::{TaskKind, RERUN_MAP_PRIORITY};
 use crate::policy::{
-    containers_fitting, reachable_map_locality, Candidate, Context, Offer, Policy, Turn,
+    containers_fitting, log_storage_without_locality, reachable_map_locality, Candidate, Context,
+    Offer, Policy, Turn,
 };
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Ask, Locality, PlanEntry, Resources};
@@ -63,7 +64,7 @@ use crate::settings::{Declaration, Param, ParamProblem, ParamValues, Settings};
 use crate::state::{App, ClusterState, Node, Observation};
 use std::cell::OnceCell;
 use std::cmp::Ordering;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 const SHUFFLE_LIGHT_MB: &str = "shuffleLightMb";
@@ -224,6 +225,9 @@ pub struct Nas {
     planned_skips: Vec<QueueSkips>,
     /// Reduces of each job that CR-RTS held back and that have not been placed since.
     delayed_reduces: BTreeMap<AppId, u32>,
+    /// Steered jobs whose splits are on no node or rack of the cluster, so the log says once
+    /// that their maps are not waited for.
+    without_locality: BTreeSet<AppId>,
     threshold: Option<ThresholdSnapshot>,
     /// The offered node's budget, set when the offer's first NAS queue is planned.
     budget: Option<NodeBudget>,
@@ -424,8 +428,28 @@ impl Nas {
             }
             Observation::AppRemoved { app } => {
                 self.delayed_reduces.remove(app);
+                self.without_locality.remove(app);
             }
             _ => {}
+        }
+    }
+
+    /// Logs, once per steered job with maps pending, that its splits are on no node or rack of
+    /// the cluster: `rank` never holds its maps for a data-local container.
+    fn note_storage_without_locality(&mut self, context: &Context, id: &AppId) {
+        let Some(app) = context.state.apps.get(id) else {
+            return;
+        };
+        if !app.is_mapreduce
+            || app.pending(TaskKind::Map) == 0
+            || self.without_locality.contains(id)
+            || context.steered(&app.queue).is_none()
+        {
+            return;
+        }
+        if reachable_map_locality(app, context.state) == Locality::OffSwitch {
+            log_storage_without_locality("nas", app);
+            self.without_locality.insert(id.clone());
         }
     }
 
@@ -535,6 +559,9 @@ impl Policy for Nas {
 
     fn observe(&mut self, context: &Context, observation: &Observation) {
         self.follow(context.state, observation);
+        if let Observation::AsksChanged { app } = observation {
+            self.note_storage_without_locality(context, app);
+        }
     }
 
     /// The offered node's budget, refreshing TrafficThreshold when due.

@@ -10,7 +10,9 @@ pub mod samp;
 pub mod sarp;
 
 use crate::mapreduce::{TaskKind, MAP_PRIORITY};
-use crate::policy::{containers_fitting, reachable_map_locality, Context, Policy, Turn};
+use crate::policy::{
+    containers_fitting, log_storage_without_locality, reachable_map_locality, Context, Policy, Turn,
+};
 use crate::protocol::{AppId, Locality, PlanEntry, RackName};
 use crate::settings::{params::no_check, Declaration, Param, ParamValues};
 use crate::state::{App, ClusterState, Observation};
@@ -257,6 +259,9 @@ impl ShuffleWatcher {
             return;
         };
         let reachable = reachable_map_locality(app, state);
+        if reachable == Locality::OffSwitch && placement.reachable != Some(reachable) {
+            log_storage_without_locality("shufflewatcher", app);
+        }
         placement.reachable = Some(reachable);
         if let (Some(preferred_by_others), Some(maps)) = (preferred_by_others, maps) {
             placement.samp = samp::choose(
