@@ -17,9 +17,9 @@
 //! `netsat.feed-max-age-ms`; a rack whose figures went stale is estimated again, with a warning.
 
 use crate::mapreduce::TaskKind;
-use crate::protocol::{Locality, RackName};
+use crate::protocol::{AppId, Locality, RackName};
 use crate::settings::{LoadSource, Settings};
-use crate::state::{ClusterState, Job, MeasuredLoad};
+use crate::state::{App, ClusterState, MeasuredLoad};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Estimated cross-rack traffic of one rack, in Mbit/s each way.
@@ -29,56 +29,115 @@ pub struct RackTraffic {
     pub outbound_mbps: f64,
 }
 
-/// The model estimate of every rack's cross-rack traffic at `now_ms`.
+/// The model estimate of every rack's cross-rack traffic at `now_ms`, for the racks with nodes.
+///
+/// Sampled every `netsat.period-ms` over every running container, so it is written for the
+/// simulator's full days as much as for the RM: racks are positions in the sorted rack list, a
+/// job's sources are worked out once for its run of containers (containers are ordered by id,
+/// and so by app), and no rack name is cloned or searched per container and source rack.
 pub fn estimate_traffic(
     state: &ClusterState,
     settings: &Settings,
     now_ms: u64,
 ) -> BTreeMap<RackName, RackTraffic> {
-    let mut racks: BTreeMap<RackName, RackTraffic> = state
-        .racks()
-        .map(|rack| (rack.clone(), RackTraffic::default()))
-        .collect();
+    let racks: Vec<&RackName> = state.racks().collect();
+    let position = |rack: &RackName| racks.binary_search(&rack).ok();
+    let mut traffic = vec![RackTraffic::default(); racks.len()];
     let fetch_mbps = settings.netsat.fetch_mbps;
+    let mut job_sources: Option<(&AppId, JobSources)> = None;
     for container in state.containers.values() {
-        let Some(app) = state.apps.get(&container.app) else {
+        let remote_map =
+            container.kind == TaskKind::Map && container.locality == Locality::OffSwitch;
+        if container.kind != TaskKind::Reduce && !remote_map {
+            continue;
+        }
+        if job_sources
+            .as_ref()
+            .is_none_or(|(app, _)| *app != &container.app)
+        {
+            job_sources = state
+                .apps
+                .get(&container.app)
+                .map(|app| (&container.app, JobSources::of(app, settings, &position)));
+        }
+        let Some((_, sources)) = &job_sources else {
             continue;
         };
-        let job = &app.job;
-        let elapsed_ms = now_ms.saturating_sub(container.start_ms) as f64;
-        let (bytes, remote_shares) = match container.kind {
-            TaskKind::Reduce => {
-                let maps = job.known_maps(app.pending(TaskKind::Map)) as f64;
-                let reduces = job.known_reduces(app.pending(TaskKind::Reduce)).max(1) as f64;
-                let job_output = job.estimate.ratio
-                    * job.input_bytes_per_map(settings.default_map_input_bytes)
-                    * maps;
-                (
-                    job_output / reduces,
-                    source_shares(job, &container.rack, racks.keys()),
-                )
-            }
-            TaskKind::Map if container.locality == Locality::OffSwitch => (
-                job.input_bytes_per_map(settings.default_map_input_bytes),
-                even_shares(&container.rack, racks.keys()),
-            ),
-            _ => continue,
+        let bytes = if remote_map {
+            sources.split_bytes
+        } else {
+            sources.reduce_bytes
         };
+        let elapsed_ms = now_ms.saturating_sub(container.start_ms) as f64;
         if elapsed_ms >= transfer_ms(bytes, fetch_mbps) {
             continue;
         }
+        let here = position(&container.rack);
         let mut inbound = 0.0;
-        for (source, share) in remote_shares {
-            let mbps = fetch_mbps * share;
-            inbound += mbps;
-            racks.entry(source).or_default().outbound_mbps += mbps;
+        let mut pull = |source: usize, share: f64| {
+            if Some(source) != here {
+                let mbps = fetch_mbps * share;
+                inbound += mbps;
+                traffic[source].outbound_mbps += mbps;
+            }
+        };
+        match (&sources.output_shares, remote_map) {
+            // Where the job's maps finished, each other rack's share of the output.
+            (Some(shares), false) => shares
+                .iter()
+                .for_each(|&(source, share)| pull(source, share)),
+            // Before any map finished, an even spread over all racks (the reduce's own share
+            // stays on its rack).
+            (None, false) => {
+                let share = 1.0 / racks.len().max(1) as f64;
+                (0..racks.len()).for_each(|source| pull(source, share));
+            }
+            // A remote map's split comes from a rack we cannot see: spread over the other racks.
+            (_, true) => {
+                let others = racks.len() - usize::from(here.is_some());
+                let share = 1.0 / others.max(1) as f64;
+                (0..racks.len()).for_each(|source| pull(source, share));
+            }
         }
-        racks
-            .entry(container.rack.clone())
-            .or_default()
-            .inbound_mbps += inbound;
+        if let Some(here) = here {
+            traffic[here].inbound_mbps += inbound;
+        }
     }
-    racks
+    racks.into_iter().cloned().zip(traffic).collect()
+}
+
+/// What a job's running reduces and remote maps move, worked out once per estimate.
+struct JobSources {
+    /// A reduce's share of the job's predicted map output.
+    reduce_bytes: f64,
+    /// One split of the job's mean input size.
+    split_bytes: f64,
+    /// Each rack's share of the job's finished map output (racks in position order; racks no
+    /// node is on any more are left out: no reduce fetches through their links); `None` before
+    /// any map finished.
+    output_shares: Option<Vec<(usize, f64)>>,
+}
+
+impl JobSources {
+    fn of(app: &App, settings: &Settings, position: &impl Fn(&RackName) -> Option<usize>) -> Self {
+        let job = &app.job;
+        let split_bytes = job.input_bytes_per_map(settings.default_map_input_bytes);
+        let maps = job.known_maps(app.pending(TaskKind::Map)) as f64;
+        let reduces = job.known_reduces(app.pending(TaskKind::Reduce)).max(1) as f64;
+        let finished = job.finished_maps();
+        JobSources {
+            reduce_bytes: job.estimate.ratio * split_bytes * maps / reduces,
+            split_bytes,
+            output_shares: (finished > 0).then(|| {
+                job.finished_maps_by_rack
+                    .iter()
+                    .filter_map(|(rack, count)| {
+                        position(rack).map(|at| (at, *count as f64 / finished as f64))
+                    })
+                    .collect()
+            }),
+        }
+    }
 }
 
 /// The NetSat monitor: samples every rack's load at most once per `netsat.period-ms` and keeps
@@ -181,35 +240,4 @@ impl NetSat {
 
 fn transfer_ms(bytes: f64, mbps: f64) -> f64 {
     bytes * 8.0 / (mbps * 1.0e6) * 1000.0
-}
-
-/// Where a reduce on `rack` fetches from: each other rack's share of the job's finished map
-/// output; before any map finished, an even spread over all racks.
-fn source_shares<'a>(
-    job: &Job,
-    rack: &RackName,
-    all_racks: impl Iterator<Item = &'a RackName> + Clone,
-) -> Vec<(RackName, f64)> {
-    if job.finished_maps() == 0 {
-        let count = all_racks.clone().count().max(1) as f64;
-        return all_racks
-            .filter(|other| *other != rack)
-            .map(|other| (other.clone(), 1.0 / count))
-            .collect();
-    }
-    job.finished_maps_by_rack
-        .keys()
-        .filter(|other| *other != rack)
-        .filter_map(|other| job.map_output_share_on(other).map(|s| (other.clone(), s)))
-        .collect()
-}
-
-/// A remote map's split comes from a rack we cannot see; spread it over the other racks.
-fn even_shares<'a>(
-    rack: &RackName,
-    all_racks: impl Iterator<Item = &'a RackName> + Clone,
-) -> Vec<(RackName, f64)> {
-    let others: Vec<&RackName> = all_racks.filter(|other| *other != rack).collect();
-    let share = 1.0 / others.len().max(1) as f64;
-    others.into_iter().map(|o| (o.clone(), share)).collect()
 }
