@@ -34,9 +34,9 @@ pub struct JobShuffle<'a> {
     pub rack_containers: u32,
 }
 
-/// Cross-rack shuffle bytes of one job or a sum over jobs, each figure at most the one
-/// before it in the list below but `proportional` (which is not an optimum): the
-/// decomposition of docs/simulator.md.
+/// Cross-rack shuffle bytes of one job or a sum over jobs: the decomposition of
+/// docs/simulator.md. From `as_placed` down each oracle is given more freedom than the one
+/// before, except `proportional`, which is SARP's rule rather than an optimum.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct CrossRackBounds {
     /// Map output bytes (all of the shuffle).
@@ -51,8 +51,9 @@ pub struct CrossRackBounds {
     pub reduce_oracle_free: f64,
     /// Every reduce on the racks holding most output, at most one rack's containers each.
     pub reduce_oracle: f64,
-    /// No placement of the job's maps and reduces at the concurrency it ran with can go
-    /// below this.
+    /// The least any placement of the job's maps and reduces at the concurrency it ran with
+    /// could shuffle across racks, estimated by capping each map launch's share of the best
+    /// rack (docs/simulator.md says where a schedule can beat the cap).
     pub lower_bound: f64,
 }
 
