@@ -128,6 +128,48 @@ fn strict_quotas_veto_reduces_on_a_rack_whose_quota_is_used() {
     assert_eq!(ranking(&env.offer(2, 1), "root.sw"), ["job1:10:any"]);
 }
 
+/// SARP's split at a reduce's placement, not at the job's first reduce ask: when the reduces
+/// are asked 2 of the job's 10 maps have finished, both on rack 1; the other 8 then finish on
+/// rack 2. Fixed at the ask (`first-ask`), rack 1 holds every reduce's quota and rack 2 none,
+/// so rack 2 is vetoed although 80 % of the output sits there; measured at placement (the
+/// default), rack 2's quota is 8 of the 10 reduces and rack 1's 2.
+#[test]
+fn measured_shares_follow_the_output_finished_after_the_first_reduce_ask() {
+    for (mode, rack2_takes_a_reduce) in [("measured", true), ("first-ask", false)] {
+        let mut env = TestEnv::with_queue(2, 1, &[], &[("sarpShares", mode)]);
+        env.submit("job1", "root.sw", 1, &["rackwise.shuffle-ratio=3"]);
+        env.asks("job1", &[(MAP, 10, &[])]);
+        for _ in 0..2 {
+            let map = env.run("job1", MAP, 1, 1, Locality::NodeLocal);
+            env.finish("job1", map);
+        }
+        env.asks("job1", &[(REDUCE, 10, &[])]);
+        env.offer(1, 1);
+        for _ in 0..8 {
+            let map = env.run("job1", MAP, 2, 1, Locality::NodeLocal);
+            env.finish("job1", map);
+        }
+        let on_rack2 = ranking(&env.offer(2, 1), "root.sw");
+        assert_eq!(
+            on_rack2.contains(&"job1:10:any".to_string()),
+            rack2_takes_a_reduce,
+            "{mode}: rack 2 ranked {on_rack2:?}"
+        );
+        // Rack 1 holds 2 of the 10 finished maps: under `measured` it takes 2 reduces, then
+        // no more.
+        if mode == "measured" {
+            for _ in 0..2 {
+                assert_eq!(ranking(&env.offer(1, 1), "root.sw"), ["job1:10:any"]);
+                env.run("job1", REDUCE, 1, 1, Locality::OffSwitch);
+            }
+            assert!(
+                ranking(&env.offer(1, 1), "root.sw").is_empty(),
+                "rack 1's measured quota of 2 is used"
+            );
+        }
+    }
+}
+
 #[test]
 fn preference_quotas_only_rank_an_over_quota_reduce_last() {
     let mut env = TestEnv::with_queue(2, 1, &[], &[("sarpQuota", "preference")]);

@@ -5,6 +5,7 @@
 pub mod cluster;
 pub mod metrics;
 pub mod network;
+pub mod oracle;
 pub mod plot;
 pub mod rng;
 pub mod sim;

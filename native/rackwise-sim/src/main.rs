@@ -575,4 +575,36 @@ fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
             .collect();
         println!("{name:<16} {}", classes.join("  "));
     }
+    print_shuffle_bounds(metrics);
+}
+
+/// The cross-rack shuffle decomposition (docs/simulator.md, "Cross-rack shuffle: oracle
+/// bounds"): measured, then as placed and under each oracle, GiB.
+fn print_shuffle_bounds(metrics: &BTreeMap<String, PolicyMetrics>) {
+    println!(
+        "{:<16} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12}",
+        "xr-shfl GiB",
+        "shuffle",
+        "measured",
+        "as placed",
+        "proportional",
+        "oracle free",
+        "oracle rack",
+        "lower bound"
+    );
+    let gib = (1u64 << 30) as f64;
+    for (name, m) in metrics {
+        let b = &m.cross_rack_shuffle_bounds;
+        println!(
+            "{:<16} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>12.1} {:>12.1}",
+            name,
+            b.shuffle / gib,
+            m.cross_rack_shuffle_bytes as f64 / gib,
+            b.as_placed / gib,
+            b.proportional / gib,
+            b.reduce_oracle_free / gib,
+            b.reduce_oracle / gib,
+            b.lower_bound / gib
+        );
+    }
 }

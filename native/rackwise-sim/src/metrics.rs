@@ -1,6 +1,7 @@
 //! What a run measured, and how the headline figures are derived from it.
 
 use crate::cluster::Cluster;
+use crate::oracle::CrossRackBounds;
 use crate::sim::{CONGESTION_THRESHOLD, SAMPLE_MS};
 use crate::workload::{JobSpec, ShuffleClass};
 use rackwise_core::protocol::Locality;
@@ -96,6 +97,9 @@ pub struct PolicyMetrics {
     /// Where the jobs' map output landed relative to the racks SAMP preferred for them; only
     /// ShuffleWatcher names preferred racks, so `None` for every other policy.
     pub preferred_racks: Option<PreferredRacks>,
+    /// The finished jobs' cross-rack shuffle as placed and under the oracles of
+    /// `crate::oracle`, bytes (docs/simulator.md, "Cross-rack shuffle: oracle bounds").
+    pub cross_rack_shuffle_bounds: CrossRackBounds,
 }
 
 /// Map output on the job's preferred racks, measured when its last map finished.
@@ -130,6 +134,7 @@ pub struct Collector {
     guard_lifts: u64,
     /// Per job with a SAMP choice: (map output bytes on its preferred racks, all of them).
     preferred_output: Vec<(f64, f64)>,
+    shuffle_bounds: CrossRackBounds,
 }
 
 impl Collector {
@@ -151,6 +156,7 @@ impl Collector {
             offers_placing_nothing: 0,
             guard_lifts: 0,
             preferred_output: Vec::new(),
+            shuffle_bounds: CrossRackBounds::default(),
         }
     }
 
@@ -193,6 +199,11 @@ impl Collector {
     /// its policy preferred.
     pub fn preferred_output(&mut self, preferred: f64, total: f64) {
         self.preferred_output.push((preferred, total));
+    }
+
+    /// A job with reduces finished; `bounds` are its cross-rack shuffle figures.
+    pub fn cross_rack_bounds(&mut self, bounds: &CrossRackBounds) {
+        self.shuffle_bounds.add(bounds);
     }
 
     pub fn job_done(&mut self, job: usize, now_ms: u64) {
@@ -340,6 +351,7 @@ impl Collector {
             offers_placing_nothing: self.offers_placing_nothing,
             guard_lifts: self.guard_lifts,
             preferred_racks,
+            cross_rack_shuffle_bounds: self.shuffle_bounds.rounded(),
         }
     }
 }

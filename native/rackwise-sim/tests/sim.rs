@@ -78,6 +78,37 @@ fn one_map_one_reduce_across_racks_finishes_when_computed_by_hand() {
     }
 }
 
+/// The same run through the cross-rack oracles: all of the job's 110 MiB of output is on rack 1
+/// and its reduce ran on rack 0, so as placed every byte crosses; when the reduce started (at
+/// 6000) rack 1 had two free containers (n2, whose map was done, and n3), so the free-container
+/// oracle, the rack oracle and SARP's proportional rule all put it on rack 1 and move nothing
+/// across; one map and one reduce fit a rack of 2 containers, so the lower bound is 0.
+#[test]
+fn the_oracles_see_the_reduce_could_have_run_beside_its_map_output() {
+    let cluster = tiny_cluster();
+    let jobs = vec![job(0, 0, 110 * MIB, 0, 1, 1)];
+    let (metrics, _, _) =
+        run_policy(&cluster, &jobs, "fair", &instant_am(), &mut |_, _| {}).unwrap();
+    let bounds = metrics.cross_rack_shuffle_bounds;
+    let all = (110 * MIB) as f64;
+    assert_eq!(metrics.cross_rack_shuffle_bytes, 110 * MIB);
+    assert_eq!(
+        [bounds.shuffle, bounds.as_placed],
+        [all, all],
+        "every byte crossed as placed"
+    );
+    assert_eq!(
+        [
+            bounds.proportional,
+            bounds.reduce_oracle_free,
+            bounds.reduce_oracle,
+            bounds.lower_bound
+        ],
+        [0.0; 4],
+        "rack 1 had room for the reduce"
+    );
+}
+
 /// Everything on one node with three containers: the shuffle is node-local traffic over the
 /// NIC (250 Mbps = 31,250 B/ms).
 /// * AM at 1000 (phase 0, first heartbeat after 0), registered at 4000, map at 5000.

@@ -46,6 +46,7 @@ pub use transfers::NET_TICK_MS;
 use crate::cluster::Cluster;
 use crate::metrics::{Collector, PolicyMetrics};
 use crate::network::{FlowId, Network};
+use crate::oracle::ReduceLaunch;
 use crate::rng::Rng;
 use crate::workload::JobSpec;
 use event_loop::{Ev, Hb};
@@ -206,6 +207,8 @@ struct ReduceTask {
     received: f64,
     /// Done or killed by reducer preemption: the attempt holds no container any more.
     ended: bool,
+    /// Where it started and which racks had a free container then, for the oracles.
+    launch: ReduceLaunch,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -247,6 +250,10 @@ struct Job {
     reduces: Vec<ReduceTask>,
     reduces_done: u32,
     output_by_rack: Vec<f64>,
+    /// Per map launch, the job's maps running with it (itself included), and the launches of
+    /// its reduce attempts that finished: what the cross-rack oracles need (`crate::oracle`).
+    maps_running_at_launch: Vec<u32>,
+    finished_reduces: Vec<ReduceLaunch>,
     /// Reduce attempts killed by the AM's reducer preemption (their tasks run again).
     reduces_killed: u32,
     /// Maps launched in their containers and not done (the AM's assigned maps).
@@ -483,6 +490,8 @@ impl<'a> Sim<'a> {
                     reduces: Vec::new(),
                     reduces_done: 0,
                     output_by_rack: Vec::new(),
+                    maps_running_at_launch: Vec::new(),
+                    finished_reduces: Vec::new(),
                     reduces_killed: 0,
                     maps_running: 0,
                     am: AmState::default(),

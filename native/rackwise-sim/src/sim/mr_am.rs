@@ -20,6 +20,7 @@ use super::transfers::{
 };
 use super::{JobPhase, MapTask, ReduceTask, Sim};
 use crate::cluster::Cluster;
+use crate::oracle::{job_bounds, JobShuffle, ReduceLaunch};
 use rackwise_core::protocol::{Event, Locality};
 use std::collections::BTreeMap;
 
@@ -595,6 +596,7 @@ impl Sim<'_> {
         let speed = self.nodes[node as usize].speed;
         let job = &mut self.jobs[j as usize];
         job.maps_running += 1;
+        job.maps_running_at_launch.push(job.maps_running);
         let task = &mut job.maps[m as usize];
         task.node = node;
         task.container = container;
@@ -718,6 +720,11 @@ impl Sim<'_> {
 
     fn launch_reduce(&mut self, j: u32, node: u32, container: u32) {
         let rack = self.nodes[node as usize].rack;
+        let launch = ReduceLaunch {
+            time_ms: self.now,
+            rack,
+            free_by_rack: self.free_by_rack_with(node),
+        };
         let job = &mut self.jobs[j as usize];
         let r = job.reduces.len() as u32;
         job.reduces.push(ReduceTask {
@@ -731,6 +738,7 @@ impl Sim<'_> {
             output_flow: None,
             received: 0.0,
             ended: false,
+            launch,
         });
         let reduces = job.reduces_total as f64;
         let available: Vec<(u32, f64)> = job
@@ -836,11 +844,38 @@ impl Sim<'_> {
         let (node, container) = (task.node, task.container);
         let job = &mut self.jobs[j as usize];
         job.reduces_done += 1;
+        let launch = job.reduces[r as usize].launch.clone();
+        job.finished_reduces.push(launch);
         self.release(j, node, container);
         let job = &self.jobs[j as usize];
         if job.reduces_done == job.reduces_total && job.maps_done == job.maps_total {
             self.job_done(j);
         }
+    }
+
+    /// Free containers per rack now, counting the one held on `own_node` as free: the racks a
+    /// reduce launched there could have had instead.
+    fn free_by_rack_with(&self, own_node: u32) -> Vec<u32> {
+        let mut free = vec![0u32; self.cluster.racks];
+        for node in &self.nodes {
+            free[node.rack as usize] += node.free;
+        }
+        free[self.nodes[own_node as usize].rack as usize] += 1;
+        free
+    }
+
+    fn record_cross_rack_bounds(&mut self, j: u32) {
+        let job = &self.jobs[j as usize];
+        if job.reduces_total == 0 {
+            return;
+        }
+        let bounds = job_bounds(&JobShuffle {
+            output_by_rack: &job.output_by_rack,
+            reduces: &job.finished_reduces,
+            maps_running_at_launch: &job.maps_running_at_launch,
+            rack_containers: self.cluster.nodes_per_rack as u32 * self.cluster.containers_per_node,
+        });
+        self.collector.cross_rack_bounds(&bounds);
     }
 
     fn job_done(&mut self, j: u32) {
@@ -849,6 +884,7 @@ impl Sim<'_> {
             self.jobs[j as usize].am_container,
         );
         self.release(j, node, container);
+        self.record_cross_rack_bounds(j);
         let user = self.jobs[j as usize].user as usize;
         self.user_active_apps[user] -= 1;
         if self.user_active_apps[user] == 0 {
@@ -866,6 +902,8 @@ impl Sim<'_> {
         job.ask_hosts = BTreeMap::new();
         job.ask_racks = BTreeMap::new();
         job.reduces = Vec::new();
+        job.maps_running_at_launch = Vec::new();
+        job.finished_reduces = Vec::new();
         self.jobs_done += 1;
         self.collector.job_done(j as usize, self.now);
         if self.engine.is_some() {

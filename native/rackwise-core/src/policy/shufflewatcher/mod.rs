@@ -21,6 +21,7 @@ use std::collections::BTreeMap;
 
 const RELAXED_FAIRNESS: &str = "relaxedFairness";
 const SARP_QUOTA: &str = "sarpQuota";
+const SARP_SHARES: &str = "sarpShares";
 const SHUFFLE_HEAVY_RATIO: &str = "shuffleHeavyRatio";
 const MAP_COMPLETION_THRESHOLD: &str = "mapCompletionThreshold";
 const STARVATION_WINDOW_MS: &str = "starvationWindowMs";
@@ -40,6 +41,14 @@ const QUEUE_PARAMS: &[Param] = &[
         &["strict", "preference"],
         "strict: a shuffle-heavy job's reduces are vetoed on racks whose SARP quota is used; \
          preference: ranked last (Figure 3 as written)",
+    ),
+    Param::word(
+        SARP_SHARES,
+        "measured",
+        &["measured", "first-ask"],
+        "measured: a shuffle-heavy job's reduce quotas follow its finished maps per rack at \
+         every reduce placement (once mapCompletionThreshold of them finished); first-ask: \
+         fixed when its reduces are first asked for",
     ),
     Param::number(
         SHUFFLE_HEAVY_RATIO,
@@ -98,6 +107,9 @@ pub(crate) struct Params {
     /// SARP quotas: `strict` vetoes a shuffle-heavy job's reduces on racks whose quota is
     /// used; `preference` only ranks them lower (Figure 3 lines 9/14 taken literally).
     pub strict_reduce_quotas: bool,
+    /// SARP's split: re-read from the job's finished maps at every reduce placement
+    /// (`measured`), or fixed at its first reduce ask (`first-ask`).
+    pub measured_reduce_shares: bool,
 }
 
 impl Params {
@@ -110,6 +122,7 @@ impl Params {
             relaxed_interval_ms: values.number(RELAXED_INTERVAL_MS) as u64,
             locality_wait_ms: values.number(LOCALITY_WAIT_MS) as u64,
             strict_reduce_quotas: values.word(SARP_QUOTA) == "strict",
+            measured_reduce_shares: values.word(SARP_SHARES) == "measured",
         }
     }
 }
@@ -119,7 +132,9 @@ impl Params {
 pub struct JobPlacement {
     /// SAMP's choice, made when the job's first map asks arrived.
     pub samp: Option<SampChoice>,
-    /// SARP's per-rack reduce shares, fixed when the job's reduces were first asked for.
+    /// SARP's per-rack reduce shares as they stood when the job's reduces were first asked
+    /// for: the quotas under `sarpShares=first-ask`, and under `measured` until
+    /// `mapCompletionThreshold` of its maps finished.
     pub reduce_shares: Option<BTreeMap<RackName, f64>>,
     sarp_invoked: bool,
     /// The job's map-locality wait, from the first offer that saw its maps.

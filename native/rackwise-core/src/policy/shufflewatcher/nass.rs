@@ -140,12 +140,30 @@ impl Category {
         let node_split = || ask.hosts.get(offer.host).is_some_and(|n| *n > 0);
         let rack_split = || ask.racks.get(offer.rack).is_some_and(|n| *n > 0);
         let quota = || {
-            sarp::reduce_quota(
-                &app.job,
-                placement.and_then(|p| p.reduce_shares.as_ref()),
-                offer.rack,
-                app.pending(TaskKind::Reduce),
-            )
+            let pending_reduces = app.pending(TaskKind::Reduce);
+            let measured_now = policy.measured_reduce_shares
+                && sarp::trusts_measured_output(
+                    &app.job,
+                    app.job.known_maps(app.pending(TaskKind::Map)),
+                    policy.map_completion_threshold,
+                );
+            if measured_now {
+                // The maps finished per rack are where the output sits now: SARP's split as
+                // it stands at this placement.
+                sarp::reduce_quota(
+                    &app.job,
+                    Some(&app.job.finished_maps_by_rack),
+                    offer.rack,
+                    pending_reduces,
+                )
+            } else {
+                sarp::reduce_quota(
+                    &app.job,
+                    placement.and_then(|p| p.reduce_shares.as_ref()),
+                    offer.rack,
+                    pending_reduces,
+                )
+            }
         };
         let admitted = match self {
             Category::PreferredRackNodeMaps => {

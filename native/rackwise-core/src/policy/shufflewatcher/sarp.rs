@@ -1,16 +1,27 @@
 //! SARP, Shuffle-Aware Reduce Placement (ShuffleWatcher, Figure 6).
 //!
-//! When a job's reduces are first enabled (its ApplicationMaster asks for them), SARP fixes
-//! how its reduces should split over racks: in proportion to where its map output sits once
-//! `mapCompletionThreshold` (15 %) of its maps completed, else SAMP's tentative split. The
-//! split is kept as shares so the quota counts always sum to the job's reduce count, even when
-//! that count becomes known only later (largest-remainder rounding, choice 7 in docs/design-choices.md).
+//! SARP splits a job's reduces over racks in proportion to where its map output sits once
+//! `mapCompletionThreshold` (15 %) of its maps completed, else as SAMP's tentative split. By
+//! default (`sarpShares=measured`) the split is read again at every reduce placement from the
+//! maps finished by then, so reduces placed late follow the output that is really there;
+//! `sarpShares=first-ask` fixes it once, when the job's reduces are first asked for. The split
+//! is kept as shares so the quota counts always sum to the job's reduce count, even when that
+//! count becomes known only later (largest-remainder rounding, choice 7 in
+//! docs/design-choices.md).
 
 use super::samp::SampChoice;
 use crate::protocol::RackName;
 use crate::state::Job;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
+
+/// Whether enough of the job's maps finished for SARP to split by their measured output.
+pub fn trusts_measured_output(job: &Job, known_maps: u32, map_completion_threshold: f64) -> bool {
+    let finished = job.finished_maps();
+    known_maps > 0
+        && finished > 0
+        && finished as f64 / known_maps as f64 >= map_completion_threshold
+}
 
 /// The per-rack share of a job's reduces, or `None` when nothing says where its output is.
 pub fn reduce_shares(
@@ -19,17 +30,14 @@ pub fn reduce_shares(
     known_maps: u32,
     map_completion_threshold: f64,
 ) -> Option<BTreeMap<RackName, f64>> {
-    let finished = job.finished_maps();
-    let completed_enough = known_maps > 0
-        && finished > 0
-        && finished as f64 / known_maps as f64 >= map_completion_threshold;
-    if completed_enough {
+    if trusts_measured_output(job, known_maps, map_completion_threshold) {
         // Every map of a job is predicted to emit the same bytes, so a rack's intermediate
         // data is proportional to the maps that finished there.
+        let finished = f64::from(job.finished_maps());
         return Some(
             job.finished_maps_by_rack
                 .iter()
-                .map(|(rack, maps)| (rack.clone(), *maps as f64 / finished as f64))
+                .map(|(rack, maps)| (rack.clone(), f64::from(*maps) / finished))
                 .collect(),
         );
     }
@@ -47,9 +55,9 @@ pub enum QuotaState {
 
 /// The job's reduces placed on `rack` against its SARP quota there; the quotas are the shares
 /// apportioned over the reduces known now, so they always sum to that count.
-pub fn reduce_quota(
+pub fn reduce_quota<W: Copy + Into<f64>>(
     job: &Job,
-    shares: Option<&BTreeMap<RackName, f64>>,
+    shares: Option<&BTreeMap<RackName, W>>,
     rack: &RackName,
     pending_reduces: u32,
 ) -> QuotaState {
@@ -79,16 +87,21 @@ pub fn apportion(total: u32, shares: &BTreeMap<RackName, f64>) -> BTreeMap<RackN
 /// Rack `rack`'s whole count when `total` is split in proportion to `shares` so that the counts
 /// sum to `total`: floors first, then one more to the largest remainders (ties to the rack that
 /// sorts first). Only the asked rack's count is computed: this runs for every shuffle-heavy
-/// reduce ask on every offer, and building every rack's count there dominated a run.
-pub fn apportioned(total: u32, shares: &BTreeMap<RackName, f64>, rack: &RackName) -> u32 {
-    let sum: f64 = shares.values().sum();
+/// reduce ask on every offer, and building every rack's count there dominated a run. The
+/// shares are weights (fractions, or finished maps per rack): only their ratios count.
+pub fn apportioned<W: Copy + Into<f64>>(
+    total: u32,
+    shares: &BTreeMap<RackName, W>,
+    rack: &RackName,
+) -> u32 {
+    let sum: f64 = shares.values().map(|s| (*s).into()).sum();
     if sum <= 0.0 {
         return 0;
     }
     let Some((key, share)) = shares.get_key_value(rack) else {
         return 0;
     };
-    let exact = |share: f64| total as f64 * share / sum;
+    let exact = |share: W| total as f64 * share.into() / sum;
     let remainder = |x: f64| x - x.floor();
     let mine = exact(*share);
     let floors: u32 = shares.values().map(|s| exact(*s).floor() as u32).sum();
