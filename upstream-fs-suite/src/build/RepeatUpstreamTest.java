@@ -22,10 +22,13 @@ public final class RepeatUpstreamTest {
       Result result = new JUnitCore().run(Request.method(testClass, args[1]));
       if (!result.wasSuccessful()) {
         failed++;
+        System.out.println("run " + i + ": " + result.getFailures().get(0).getTrace());
       }
     }
     System.out.printf("%s#%s scheduler=%s mode=%s: %d of %d runs failed%n", args[0], args[1],
         System.getProperty("rackwise.upstream.scheduler"),
         System.getProperty("rackwise.upstream.mode"), failed, runs);
+    // The upstream tests leave non-daemon timers running (MockRM's node-removal timer).
+    System.exit(0);
   }
 }
