@@ -198,7 +198,11 @@ fn an_earlier_starvation_window_overrides_the_nass_categories() {
             2,
             1,
             &[],
-            &[("starvationWindowMs", window_ms), ("localityWaitMs", "0")],
+            &[
+                ("starvationWindowMs", window_ms),
+                ("localityWaitMs", "0"),
+                ("rackWaitMs", "0"),
+            ],
         );
         env.submit("old", "root.sw", 0, &["rackwise.shuffle-ratio=0.5"]);
         env.submit("new", "root.sw", 700_000, &["rackwise.shuffle-ratio=0.5"]);
@@ -245,6 +249,7 @@ fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
             ("relaxedFairness", "true"),
             ("relaxedIntervalMs", "5000"),
             ("localityWaitMs", "0"),
+            ("rackWaitMs", "0"),
         ],
     );
     env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=0.5"]);
@@ -264,22 +269,28 @@ fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
 
 /// Locality inside NASS's map lines (delay scheduling's mechanism): a job takes node-local maps
 /// on its SAMP racks at once, rack-local ones there after `localityWaitMs`, and maps elsewhere
-/// after two waits; a placement starts the clock again.
+/// after `rackWaitMs` more; a placement starts the clock again.
 #[test]
 fn nass_map_waits_for_a_local_placement_for_a_bounded_time() {
-    let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "3000")]);
+    let mut env = TestEnv::with_queue(
+        2,
+        2,
+        &[],
+        &[("localityWaitMs", "3000"), ("rackWaitMs", "5000")],
+    );
     env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
     env.asks("job", &[(MAP, 4, &[(1, 1)])]);
     assert_eq!(ranking(&env.offer(1, 1), "root.sw")[0], "job:20:node");
     assert_eq!(preferred(&env, "job"), ["/r1"]);
-    // Rack-local on its preferred rack after one wait; off its rack after two.
+    // Rack-local on its preferred rack after the locality wait; off its rack after the rack
+    // wait more.
     let start = env.now_ms;
     for (offset, same_rack, other_rack) in [
         (0, vec![], vec![]),
         (2_999, vec![], vec![]),
         (3_000, vec!["job:20:rack", "job:20:any"], vec![]),
-        (5_999, vec!["job:20:rack", "job:20:any"], vec![]),
-        (6_000, vec!["job:20:rack", "job:20:any"], vec!["job:20:any"]),
+        (7_999, vec!["job:20:rack", "job:20:any"], vec![]),
+        (8_000, vec!["job:20:rack", "job:20:any"], vec!["job:20:any"]),
     ] {
         env.now_ms = start + offset;
         let at = format!("at +{offset} ms");
@@ -297,14 +308,18 @@ fn nass_map_waits_for_a_local_placement_for_a_bounded_time() {
 /// job's maps are not held for a node-local placement that can never come.
 #[test]
 fn storage_without_locality_samp_skips_rackless_racks_and_maps_are_not_held() {
-    let mut env = TestEnv::with_queue(3, 2, &[], &[("localityWaitMs", "3000")]);
+    let mut env = TestEnv::with_queue(
+        3,
+        2,
+        &[],
+        &[("localityWaitMs", "3000"), ("rackWaitMs", "3000")],
+    );
     env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
     env.map_asks_naming("job", 4, &["localhost"], &["/default-rack"]);
     let first = env.offer(1, 1);
-    eprintln!("PLAN {:?}", first.plan);
     // Every rack gives 16 containers, more than the job's 4 maps: one rack, the first by name.
     assert_eq!(preferred(&env, "job"), ["/r1"], "never /default-rack");
-    // On its rack the map goes at once; elsewhere after one wait, not two.
+    // On its rack the map goes at once (no node-local wait); elsewhere after the rack wait.
     assert_eq!(ranking(&first, "root.sw"), ["job:20:any"]);
     let start = env.now_ms;
     assert!(ranking(&env.offer(2, 1), "root.sw").is_empty());
@@ -316,7 +331,7 @@ fn storage_without_locality_samp_skips_rackless_racks_and_maps_are_not_held() {
 /// rack-local or remote one; at each locality the job preferring the rack goes first.
 #[test]
 fn nass_ranks_locality_before_rack_preference() {
-    let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "0")]);
+    let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "0"), ("rackWaitMs", "0")]);
     env.submit("job1", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
     env.submit("job2", "root.sw", 2, &["rackwise.shuffle-ratio=1"]);
     env.asks("job1", &[(MAP, 8, &[(1, 1)])]);

@@ -15,11 +15,12 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * ShuffleWatcher's map locality wait runs on the ResourceManager's clock, the one
  * FairScheduler's own time-based decisions use: a job relaxes from node-local to its SAMP
- * rack, then to any rack, one {@code localityWaitMs} at a time. The clock is the scheduler's,
- * stepped by the test, so no wall-clock time passes and the steps are exact.
+ * rack after {@code localityWaitMs}, then to any rack after {@code rackWaitMs}. The clock is the
+ * scheduler's, stepped by the test, so no wall-clock time passes and the steps are exact.
  */
 class LocalityWaitOnRmClockTest {
   private static final long WAIT_MS = 2_000;
+  private static final long RACK_WAIT_MS = 5_000;
 
   @TempDir
   java.nio.file.Path workDir;
@@ -32,7 +33,7 @@ class LocalityWaitOnRmClockTest {
     try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
         MockRackCluster.allocationFile("<queue name=\"sw\"><rackwise>"
             + "<policy>shufflewatcher</policy><localityWaitMs>" + WAIT_MS
-            + "</localityWaitMs></rackwise></queue>"),
+            + "</localityWaitMs><rackWaitMs>" + RACK_WAIT_MS + "</rackWaitMs></rackwise></queue>"),
         Map.of("yarn.scheduler.rackwise.native.required", "true"), racks, workDir)) {
       // A day past the real clock: any wait measured in wall-clock time would never end here.
       AtomicLong now = new AtomicLong(System.currentTimeMillis() + 86_400_000L);
@@ -51,11 +52,11 @@ class LocalityWaitOnRmClockTest {
       // Level 1: rack-local on the preferred rack, not yet another rack.
       now.addAndGet(1);
       assertPlaces(cluster, job, "h2", 1, "a rack-local node once the wait ends");
-      // The placement set the level it needed (1) from now: the other rack waits a full wait.
-      now.addAndGet(WAIT_MS - 1);
-      assertPlaces(cluster, job, "h3", 0, "another rack within a wait of the last placement");
+      // The placement set the level it needed (1) from now: another rack waits the rack wait.
+      now.addAndGet(RACK_WAIT_MS - 1);
+      assertPlaces(cluster, job, "h3", 0, "another rack within the rack wait");
       now.addAndGet(1);
-      assertPlaces(cluster, job, "h3", 1, "another rack once the second wait ends");
+      assertPlaces(cluster, job, "h3", 1, "another rack once the rack wait ends");
       assertEquals(3, job.count(MAP));
       assertTrue(cluster.dispatcherFailures.isEmpty(), cluster.dispatcherFailures.toString());
       assertEquals(0, cluster.rackwise().getRackwiseMetrics().getFallbackOffers(),

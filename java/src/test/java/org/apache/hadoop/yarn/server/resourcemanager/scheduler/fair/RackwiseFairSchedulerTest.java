@@ -40,7 +40,7 @@ class RackwiseFairSchedulerTest {
       "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy>"
           // Not about the locality wait (its own tests are in the core): no wait on the
           // real clock between this test's heartbeats.
-          + "<localityWaitMs>0</localityWaitMs></rackwise></queue>\n"
+          + "<localityWaitMs>0</localityWaitMs><rackWaitMs>0</rackWaitMs></rackwise></queue>\n"
           + "<queue name=\"plain\"/>");
 
   @TempDir

@@ -34,7 +34,7 @@ class ShuffleWatcherPlacementTest {
             "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy>"
           // Not about the locality wait (its own tests are in the core): no wait on the
           // real clock between this test's heartbeats.
-          + "<localityWaitMs>0</localityWaitMs></rackwise></queue>"),
+          + "<localityWaitMs>0</localityWaitMs><rackWaitMs>0</rackWaitMs></rackwise></queue>"),
         Map.of("yarn.scheduler.rackwise.native.required", "true"), racks, workDir)) {
       MockRackCluster.Job heavy = cluster.submit("heavy", "sw", "alice",
           Collections.singleton("rackwise.shuffle-ratio=3"), "h6");
