@@ -296,8 +296,11 @@ impl Fresh {
     fn follow(&mut self, context: &Context, observation: &Observation) {
         match observation {
             Observation::TaskStarted {
-                app, kind, time_ms, ..
-            } if matches!(kind, TaskKind::Map | TaskKind::Reduce) => {
+                app,
+                kind: TaskKind::Map | TaskKind::Reduce,
+                time_ms,
+                ..
+            } => {
                 if let Some(record) = self.steered_record(context, app) {
                     record.running += 1;
                     record.running_start_sum_ms += time_ms;
