@@ -406,17 +406,19 @@ impl Fresh {
             }
         }
         phases.mapping = still_mapping;
-        phases
-            .reducing
-            .retain(|id| app(id).is_some_and(|a| !reduces_done(a)));
-        phases.waiting.retain(|id| app(id).is_some());
+        // A job with nothing left to reduce (finished, or without reduces) leaves R and R'.
+        let reducing = |id: &AppId| app(id).is_some_and(|a| !reduces_done(a));
+        phases.reducing.retain(reducing);
+        phases.waiting.retain(reducing);
 
         // Jobs FRESH has not placed yet, by arrival: done with their maps (a job FRESH met
         // late), or waiting to start them once their ApplicationMaster runs.
         let mut queued: Vec<(&AppId, &App)> = Vec::new();
         let mut arrivals: Vec<&(&AppId, &App)> = members
             .iter()
-            .filter(|(id, a)| !phases.holds(id) && !a.awaits_application_master())
+            .filter(|(id, a)| {
+                !phases.holds(id) && !a.awaits_application_master() && !reduces_done(a)
+            })
             .collect();
         arrivals.sort_by_key(|(id, a)| (a.submit_ms, (*id).clone()));
         for &(id, a) in arrivals {
@@ -431,9 +433,7 @@ impl Fresh {
             let Some(id) = phases.waiting.pop_front() else {
                 break;
             };
-            if app(&id).is_some_and(|a| !reduces_done(a)) {
-                phases.reducing.push(id);
-            }
+            phases.reducing.push(id);
         }
 
         let stages: Vec<(f64, f64)> = queued
