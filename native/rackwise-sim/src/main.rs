@@ -1,8 +1,11 @@
 //! `rackwise-sim compare` runs policies over one workload on one cluster and prints metrics;
-//! `rackwise-sim sweep` runs every (policy, offered load, seed) and summarises them.
+//! `rackwise-sim sweep` runs every (policy, offered load, seed) and summarises them;
+//! `rackwise-sim fresh-static` prints FRESH's best static map/reduce split for a batch.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use rackwise_core::policy::fresh::JobsPerPhase;
+use rackwise_sim::fresh_static::{self, BatchFile};
 use rackwise_sim::metrics::{Collector, PolicyMetrics};
 use rackwise_sim::sim::{self, core_engine, Policy, BASELINES};
 use rackwise_sim::sweep::{self, Run};
@@ -44,6 +47,25 @@ enum Command {
     /// and load, each policy's maximum sustainable load and the best stock baseline.
     #[command(after_help = after_help())]
     Sweep(SweepArgs),
+    /// FRESH-static (paper Algorithm 1): the best fixed map/reduce split of the containers and
+    /// the job order (Johnson's rule) for a batch profile file; see docs/fresh.md.
+    FreshStatic(FreshStaticArgs),
+}
+
+#[derive(Args)]
+struct FreshStaticArgs {
+    /// Batch profile: JSON {"jobs": [{"name", "maps", "reduces", "map_s", "reduce_s"}, ...]}.
+    #[arg(long, value_name = "PATH")]
+    jobs: String,
+    /// Containers to split between maps and reduces (the paper's S slots).
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..))]
+    slots: u32,
+    /// k, most jobs in each phase at once: a whole number, half or all.
+    #[arg(long, value_name = "K", default_value = "all", value_parser = JobsPerPhase::parse)]
+    k: JobsPerPhase,
+    /// Also print the makespan of every split.
+    #[arg(long)]
+    splits: bool,
 }
 
 /// What `compare` and `sweep` share: the workload, the cluster, the policies and their settings.
@@ -235,6 +257,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Compare(args) => compare(&args),
         Command::Sweep(args) => run_sweep(&args),
+        Command::FreshStatic(args) => fresh_static(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -243,6 +266,17 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn fresh_static(args: &FreshStaticArgs) -> Result<(), String> {
+    let text = std::fs::read_to_string(&args.jobs)
+        .map_err(|e| format!("--jobs {}: cannot read: {e}", args.jobs))?;
+    let batch = BatchFile::parse(&text, &args.jobs)?;
+    let started = Instant::now();
+    let report = fresh_static::report(&batch, args.slots, args.k, args.splits)?;
+    print!("{report}");
+    eprintln!("computed in {:.3} s", started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 /// The setup resolved: the cluster loaded and every policy name checked against it.

@@ -121,38 +121,48 @@ pub struct StaticChoice {
     pub makespan: f64,
 }
 
-/// Algorithm 1: every split of `slots` containers into map and reduce containers, each with
-/// its jobs in Johnson's order for the per-phase times of that split (`w_m / s_m`,
-/// `w_r / s_r`: what a job alone in a phase takes), simulated by [`makespan`]; the shortest.
-/// Ties go to the split with fewer map containers. `None` for an empty batch or no slots.
+/// One split of Algorithm 1: the jobs in Johnson's order for the per-phase times of this
+/// split (`w_m / s_m`, `w_r / s_r`: what a job alone in a phase takes), simulated by
+/// [`makespan`].
+pub fn at_split(jobs: &[JobProfile], map_slots: u32, reduce_slots: u32, k: usize) -> StaticChoice {
+    let stages: Vec<(f64, f64)> = jobs
+        .iter()
+        .map(|job| {
+            (
+                time_on(job.map_work(), map_slots as f64),
+                time_on(job.reduce_work(), reduce_slots as f64),
+            )
+        })
+        .collect();
+    let order = johnson_order(&stages);
+    let span = makespan(jobs, &order, map_slots, reduce_slots, k);
+    StaticChoice {
+        map_slots,
+        reduce_slots,
+        order,
+        makespan: span,
+    }
+}
+
+/// Algorithm 1: [`at_split`] for every split of `slots` containers into map and reduce
+/// containers; the shortest. Ties go to the split with fewer map containers. `None` for an
+/// empty batch or when no split can run it.
 ///
 /// Cost `O(S · N · (log N + k))` for `S` slots, `N` jobs: independent of the task counts.
 pub fn best_split(jobs: &[JobProfile], slots: u32, k: usize) -> Option<StaticChoice> {
-    if jobs.is_empty() || slots == 0 {
+    if jobs.is_empty() {
         return None;
     }
-    let mut best: Option<StaticChoice> = None;
-    let mut stages = vec![(0.0, 0.0); jobs.len()];
-    for map_slots in 0..=slots {
-        let reduce_slots = slots - map_slots;
-        for (stage, job) in stages.iter_mut().zip(jobs) {
-            *stage = (
-                time_on(job.map_work(), map_slots as f64),
-                time_on(job.reduce_work(), reduce_slots as f64),
-            );
-        }
-        let order = johnson_order(&stages);
-        let span = makespan(jobs, &order, map_slots, reduce_slots, k);
-        if best.as_ref().is_none_or(|b| span < b.makespan) {
-            best = Some(StaticChoice {
-                map_slots,
-                reduce_slots,
-                order,
-                makespan: span,
-            });
-        }
-    }
-    best.filter(|b| b.makespan.is_finite())
+    (0..=slots)
+        .map(|map_slots| at_split(jobs, map_slots, slots - map_slots, k))
+        .filter(|choice| choice.makespan.is_finite())
+        .reduce(|best, choice| {
+            if choice.makespan < best.makespan {
+                choice
+            } else {
+                best
+            }
+        })
 }
 
 /// How long `work` takes on `containers` (infinite on none, unless no work is left).

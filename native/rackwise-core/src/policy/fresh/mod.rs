@@ -38,16 +38,19 @@ const DEFAULT_REDUCE_MS: &str = "defaultReduceMs";
 const HALF: &str = "half";
 const ALL: &str = "all";
 
+/// `k`: read by the queue's element and by the `fresh-static` command alike.
+const JOBS_PER_PHASE_PARAM: Param = Param::whole_or_word(
+    JOBS_PER_PHASE,
+    HALF,
+    (1.0, 100_000.0),
+    &[HALF, ALL],
+    "k: most jobs in the map phase and most in the reduce phase at once; half = half the \
+     jobs that arrived since the queue was last empty (rounded up), all = no limit",
+);
+
 /// The `<rackwise>` elements of a `fresh` queue.
 const QUEUE_PARAMS: &[Param] = &[
-    Param::whole_or_word(
-        JOBS_PER_PHASE,
-        HALF,
-        (1.0, 100_000.0),
-        &[HALF, ALL],
-        "k: most jobs in the map phase and most in the reduce phase at once; half = half the \
-         jobs that arrived since the queue was last empty (rounded up), all = no limit",
-    ),
+    JOBS_PER_PHASE_PARAM,
     Param::number(
         LOOKAHEAD_PROGRESS,
         0.8,
@@ -87,17 +90,32 @@ const QUEUE_PARAMS: &[Param] = &[
     ),
 ];
 
-/// `k`, as configured.
+/// `k`, as configured: a count, `half` or `all`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum JobsPerPhase {
+pub enum JobsPerPhase {
     Count(usize),
     Half,
     All,
 }
 
 impl JobsPerPhase {
+    /// Reads `k` as the `jobsPerPhase` element does; the error says why it is refused.
+    pub fn parse(text: &str) -> Result<JobsPerPhase, String> {
+        JOBS_PER_PHASE_PARAM
+            .parse(text)
+            .map(JobsPerPhase::from_value)
+    }
+
+    fn from_value(value: Value) -> JobsPerPhase {
+        match value {
+            Value::Number(k) => JobsPerPhase::Count(k as usize),
+            Value::Word(HALF) => JobsPerPhase::Half,
+            _ => JobsPerPhase::All,
+        }
+    }
+
     /// `k` for a batch of `jobs` jobs (at least 1).
-    fn of(self, jobs: usize) -> usize {
+    pub fn of(self, jobs: usize) -> usize {
         match self {
             JobsPerPhase::Count(k) => k,
             JobsPerPhase::Half => jobs.div_ceil(2).max(1),
@@ -118,13 +136,8 @@ struct Params {
 
 impl Params {
     fn of(values: &ParamValues) -> Params {
-        let jobs_per_phase = match values.whole_or_word(JOBS_PER_PHASE) {
-            Value::Number(k) => JobsPerPhase::Count(k as usize),
-            Value::Word(HALF) => JobsPerPhase::Half,
-            _ => JobsPerPhase::All,
-        };
         Params {
-            jobs_per_phase,
+            jobs_per_phase: JobsPerPhase::from_value(values.whole_or_word(JOBS_PER_PHASE)),
             lookahead_progress: values.number(LOOKAHEAD_PROGRESS),
             switch_gap: values.number(SWITCH_GAP),
             reduce_interval_window: values.number(REDUCE_INTERVAL_WINDOW) as usize,
