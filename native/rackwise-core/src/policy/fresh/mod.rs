@@ -400,7 +400,12 @@ impl Fresh {
             .iter()
             .filter(|(_, app)| app.queue == queue && app.is_mapreduce)
             .collect();
-        let app = |id: &AppId| members.iter().find(|(m, _)| *m == id).map(|(_, a)| *a);
+        let app = |id: &AppId| {
+            state
+                .apps
+                .get(id)
+                .filter(|a| a.queue == queue && a.is_mapreduce)
+        };
         let mut phases = self.queues.remove(queue).unwrap_or_default();
         if members.is_empty() {
             phases.batch.clear();
