@@ -35,6 +35,10 @@ const REDUCE_INTERVAL_WINDOW: &str = "reduceIntervalWindow";
 const DEFAULT_MAP_MS: &str = "defaultMapMs";
 const DEFAULT_REDUCE_MS: &str = "defaultReduceMs";
 
+/// Most job names whose task times FRESH keeps: names carrying a timestamp or a run id would
+/// otherwise grow the history for as long as the ResourceManager runs. Names seen first stay.
+const HISTORY_NAMES: usize = 10_000;
+
 const HALF: &str = "half";
 const ALL: &str = "all";
 
@@ -346,15 +350,19 @@ impl Fresh {
                 }
             }
             Observation::AppRemoved { app } => {
-                if let Some(record) = self.jobs.remove(app) {
-                    let learned = self.history.entry(record.name).or_default();
-                    for (into, from) in [
-                        (&mut learned.map, record.times.map),
-                        (&mut learned.reduce, record.times.reduce),
-                    ] {
-                        if let Some(mean) = from.get() {
-                            into.add(mean);
-                        }
+                let Some(record) = self.jobs.remove(app) else {
+                    return;
+                };
+                if self.history.len() >= HISTORY_NAMES && !self.history.contains_key(&record.name) {
+                    return;
+                }
+                let learned = self.history.entry(record.name).or_default();
+                for (into, from) in [
+                    (&mut learned.map, record.times.map),
+                    (&mut learned.reduce, record.times.reduce),
+                ] {
+                    if let Some(mean) = from.get() {
+                        into.add(mean);
                     }
                 }
             }
