@@ -5,7 +5,9 @@
 //! {"jobs": [{"name": "J1", "maps": 2, "reduces": 9, "map_s": 1.0, "reduce_s": 1.0}, ...]}
 //! ```
 //!
-//! `map_s` and `reduce_s` are the mean time of one task; the makespan is in the same unit.
+//! `map_s` and `reduce_s` are the mean time of one task; the makespan is in the same unit. The
+//! simulator reads the same file as a workload (`*.batch.json`), with the optional `benchmark`
+//! (the job name runs share), `submit_s` and top-level `interval_s`.
 
 use rackwise_core::policy::fresh::batch::{at_split, best_split, JobProfile, StaticChoice};
 use rackwise_core::policy::fresh::JobsPerPhase;
@@ -15,6 +17,9 @@ use serde::Deserialize;
 #[serde(deny_unknown_fields)]
 pub struct BatchFile {
     pub jobs: Vec<BatchJob>,
+    /// For the simulator: seconds between submissions of jobs without `submit_s` (2).
+    #[serde(default)]
+    pub interval_s: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -25,6 +30,13 @@ pub struct BatchJob {
     pub reduces: u32,
     pub map_s: f64,
     pub reduce_s: f64,
+    /// For the simulator: the job name its runs share (the learned history's key); `name`
+    /// when absent.
+    #[serde(default)]
+    pub benchmark: Option<String>,
+    /// For the simulator: when the job is submitted.
+    #[serde(default)]
+    pub submit_s: Option<f64>,
 }
 
 impl BatchFile {

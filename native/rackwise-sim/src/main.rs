@@ -562,7 +562,7 @@ fn run_sweep(args: &SweepArgs) -> Result<(), String> {
 
 fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
     println!(
-        "{:<16} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>6} {:>10} {:>6}",
+        "{:<16} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>6} {:>7} {:>10} {:>6}",
         "policy",
         "jobs",
         "jobs/h",
@@ -574,13 +574,14 @@ fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
         "xr-shfl GiB",
         "congest",
         "jain",
+        "overall",
         "makespan s",
         "util"
     );
     let gib = (1u64 << 30) as f64;
     for (name, m) in metrics {
         println!(
-            "{:<16} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>8} {:>6.3} {:>10.0} {:>6.3}",
+            "{:<16} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>8} {:>6.3} {:>7.3} {:>10.0} {:>6.3}",
             name,
             m.jobs,
             m.throughput_jobs_per_hour,
@@ -592,6 +593,7 @@ fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
             m.cross_rack_shuffle_bytes as f64 / gib,
             m.congestion_events,
             m.jain_fairness,
+            m.overall_fairness,
             m.makespan_s,
             m.container_utilization
         );

@@ -372,6 +372,7 @@ impl Sim<'_> {
         self.fs_remove(j);
         let u = self.jobs[j as usize].user as usize;
         self.user_running[u] += 1;
+        self.account_busy(j);
         self.jobs[j as usize].running += 1;
         self.running_containers += 1;
         self.counters.containers += 1;
@@ -417,6 +418,15 @@ impl Sim<'_> {
         }
     }
 
+    /// Adds the job's container-time since its running count last changed (call before
+    /// changing it).
+    pub(super) fn account_busy(&mut self, j: u32) {
+        let now = self.now;
+        let job = &mut self.jobs[j as usize];
+        job.busy_ms += job.running as u64 * now.saturating_sub(job.busy_since_ms);
+        job.busy_since_ms = now;
+    }
+
     pub(super) fn release(&mut self, j: u32, node: u32, container: u32) {
         self.last_progress_ms = self.now;
         self.fs_remove(j);
@@ -427,6 +437,7 @@ impl Sim<'_> {
             self.user_ams[u] -= 1;
         }
         self.user_running[u] -= 1;
+        self.account_busy(j);
         self.jobs[j as usize].running -= 1;
         self.fs_insert(j);
         self.running_containers -= 1;
@@ -482,6 +493,7 @@ mod tests {
             maps: 1,
             reduces: 0,
             class: ShuffleClass::of_shuffle_bytes(0),
+            task_s: None,
         }]
     }
 

@@ -229,6 +229,12 @@ struct Job {
     output_per_map: f64,
     shuffle_per_reduce: f64,
     output_per_reduce: f64,
+    /// A profiled job's map and reduce task times in ms, replacing the byte-driven compute.
+    task_ms: Option<(f64, f64)>,
+    /// Container-time the job has held (ms), up to `busy_since_ms`: FRESH's overall resource
+    /// use (the paper's Eq. 1, here with its ApplicationMaster's container).
+    busy_ms: u64,
+    busy_since_ms: u64,
     maps: Vec<MapTask>,
     by_host: BTreeMap<u32, Vec<u32>>,
     by_rack: BTreeMap<u32, Vec<u32>>,
@@ -468,6 +474,11 @@ impl<'a> Sim<'a> {
                     } else {
                         0.0
                     },
+                    task_ms: s
+                        .task_s
+                        .map(|(map, reduce)| (map * 1000.0, reduce * 1000.0)),
+                    busy_ms: 0,
+                    busy_since_ms: 0,
                     maps: Vec::new(),
                     by_host: BTreeMap::new(),
                     by_rack: BTreeMap::new(),

@@ -601,9 +601,14 @@ impl Sim<'_> {
         let input = job.input_per_map;
         let remote = locality != Locality::NodeLocal && input > 0.0;
         task.inputs_left = 1 + remote as u8;
-        let compute_ms = (c.task_overhead_s * 1000.0
-            + input / Cluster::mib_per_s_to_bytes_per_ms(c.map_mib_per_s))
-            / speed;
+        let work_ms = match job.task_ms {
+            Some((map_ms, _)) => map_ms,
+            None => {
+                c.task_overhead_s * 1000.0
+                    + input / Cluster::mib_per_s_to_bytes_per_ms(c.map_mib_per_s)
+            }
+        };
+        let compute_ms = work_ms / speed;
         self.push(self.now + compute_ms.round() as u64, Ev::MapCpuDone(j, m));
         if !remote {
             return;
@@ -808,10 +813,15 @@ impl Sim<'_> {
         self.jobs[j as usize].reduces[r as usize].shuffling = false;
         let c = self.cluster;
         let job = &self.jobs[j as usize];
-        let ms = (c.task_overhead_s * 1000.0
-            + job.shuffle_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.merge_mib_per_s)
-            + job.output_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s))
-            / self.nodes[node as usize].speed;
+        let work_ms = match job.task_ms {
+            Some((_, reduce_ms)) => reduce_ms,
+            None => {
+                c.task_overhead_s * 1000.0
+                    + job.shuffle_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.merge_mib_per_s)
+                    + job.output_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s)
+            }
+        };
+        let ms = work_ms / self.nodes[node as usize].speed;
         self.push(self.now + ms.round() as u64, Ev::ReduceCpuDone(j, r));
     }
 
@@ -867,7 +877,8 @@ impl Sim<'_> {
         job.ask_racks = BTreeMap::new();
         job.reduces = Vec::new();
         self.jobs_done += 1;
-        self.collector.job_done(j as usize, self.now);
+        self.collector
+            .job_done(j as usize, self.now, self.jobs[j as usize].busy_ms);
         if self.engine.is_some() {
             self.core_events.push(Event::AppRemoved {
                 app: self.app_ids[j as usize].clone(),
