@@ -22,7 +22,8 @@ fn after_help() -> String {
     format!(
         "presets: sw100, nas600, nas40; baselines: {}; any other name is a policy of the\n\
          Rackwise core (its configuration error is reported if it does not know the name).\n\
-         A trace ending in .json is a synthetic mix; anything else is a SWIM .tsv trace.",
+         A trace ending in .batch.json is a profiled batch, in .json a synthetic mix;\n\
+         anything else is a SWIM .tsv trace.",
         BASELINES.join(", ")
     )
 }
