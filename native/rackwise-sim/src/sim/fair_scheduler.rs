@@ -139,7 +139,9 @@ impl Sim<'_> {
         let containers_before = self.counters.containers;
         match self.policy {
             Policy::Fifo => self.offer_fifo(node),
-            Policy::Fair | Policy::FairFifo => self.offer_fair(node, false, None),
+            Policy::Fair | Policy::FairFifo | Policy::FairSplit { .. } => {
+                self.offer_fair(node, false, None)
+            }
             Policy::Delay => self.offer_fair(node, true, None),
             Policy::Core(_) => {
                 let plan = self.ask_core(node);
@@ -320,10 +322,15 @@ impl Sim<'_> {
         if job.am_pending {
             return Some((PRIORITY_AM, Locality::OffSwitch));
         }
-        if job.pending_reduces > 0 {
+        let (map_cap, reduce_cap) = match self.policy {
+            Policy::FairSplit { maps, reduces } => (maps, reduces),
+            _ => (u32::MAX, u32::MAX),
+        };
+        let state = &self.nodes[node as usize];
+        if job.pending_reduces > 0 && state.reduces < reduce_cap {
             return Some((PRIORITY_REDUCE, Locality::OffSwitch));
         }
-        if job.pending_maps > 0 {
+        if job.pending_maps > 0 && state.maps < map_cap {
             return self
                 .map_locality(job, node, allowed)
                 .map(|l| (PRIORITY_MAP, l));
@@ -390,10 +397,12 @@ impl Sim<'_> {
                 self.push(at, Ev::AmReady(j));
             }
             PRIORITY_REDUCE => {
+                self.nodes[node as usize].reduces += 1;
                 self.jobs[j as usize].pending_reduces -= 1;
                 self.start_reduce(j, node, container);
             }
             _ => {
+                self.nodes[node as usize].maps += 1;
                 let m = self.take_map(j, node, locality);
                 self.start_map(j, m, node, container, locality);
                 self.collector.map_placed(locality);
@@ -427,8 +436,15 @@ impl Sim<'_> {
         job.busy_since_ms = now;
     }
 
-    pub(super) fn release(&mut self, j: u32, node: u32, container: u32) {
+    /// Releases a container that ran at `priority` (an AM, a map or a reduce).
+    pub(super) fn release(&mut self, j: u32, node: u32, container: u32, priority: i32) {
         self.last_progress_ms = self.now;
+        let state = &mut self.nodes[node as usize];
+        match priority {
+            PRIORITY_MAP => state.maps -= 1,
+            PRIORITY_REDUCE => state.reduces -= 1,
+            _ => {}
+        }
         self.fs_remove(j);
         let u = self.jobs[j as usize].user as usize;
         let job = &mut self.jobs[j as usize];

@@ -77,6 +77,10 @@ pub enum Policy {
     FairFifo,
     /// Hadoop's FifoScheduler.
     Fifo,
+    /// Hadoop 1's fixed slots under FairScheduler (`fair-M:R`, e.g. `fair-2:2`): per node at
+    /// most `maps` map and `reduces` reduce containers, the rest as `fair`. The FRESH paper's
+    /// baseline; ApplicationMasters (Hadoop 1 had none) take any free container.
+    FairSplit { maps: u32, reduces: u32 },
     /// A policy of the Rackwise core, by the name its configuration accepts.
     Core(String),
 }
@@ -86,10 +90,21 @@ pub enum Policy {
 /// of these.
 pub const BASELINES: &[&str] = &["fair", "delay", "fair-fifo", "fifo"];
 
+/// How the Hadoop-1 split baseline is named in help texts (not a stock YARN scheduler, so not
+/// among `BASELINES`).
+pub const SPLIT_BASELINE: &str = "fair-M:R (e.g. fair-2:2)";
+
 impl Policy {
     /// Whether the policy is one of the stock `BASELINES` rather than a Rackwise core policy.
     pub fn is_baseline(&self) -> bool {
         !matches!(self, Policy::Core(_))
+    }
+
+    /// `fair-M:R` with whole numbers `M, R ≥ 1`.
+    fn split(name: &str) -> Option<(u32, u32)> {
+        let (maps, reduces) = name.strip_prefix("fair-")?.split_once(':')?;
+        let (maps, reduces) = (maps.parse().ok()?, reduces.parse().ok()?);
+        (maps > 0 && reduces > 0).then_some((maps, reduces))
     }
 
     pub fn parse(name: &str) -> Policy {
@@ -98,7 +113,10 @@ impl Policy {
             "delay" => Policy::Delay,
             "fair-fifo" => Policy::FairFifo,
             "fifo" => Policy::Fifo,
-            other => Policy::Core(other.to_string()),
+            other => match Policy::split(other) {
+                Some((maps, reduces)) => Policy::FairSplit { maps, reduces },
+                None => Policy::Core(other.to_string()),
+            },
         }
     }
 }
@@ -176,6 +194,9 @@ impl Default for SimOptions {
 struct NodeState {
     rack: u32,
     free: u32,
+    /// Map and reduce containers running (what `fair-M:R` caps).
+    maps: u32,
+    reduces: u32,
     hb: Hb,
     phase_ms: u64,
     speed: f64,
@@ -407,6 +428,8 @@ impl<'a> Sim<'a> {
             .map(|i| NodeState {
                 rack: (i / cluster.nodes_per_rack) as u32,
                 free: cluster.containers_per_node,
+                maps: 0,
+                reduces: 0,
                 hb: Hb::None,
                 phase_ms: (i as u64 * hb) / n as u64,
                 speed: cluster.speed(i),
@@ -614,4 +637,34 @@ fn submission_ranks(specs: &[JobSpec]) -> Vec<u32> {
         rank[j] = r as u32;
     }
     rank
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fair_m_r_names_the_split_baseline_and_nothing_else() {
+        assert_eq!(
+            Policy::parse("fair-2:2"),
+            Policy::FairSplit {
+                maps: 2,
+                reduces: 2
+            }
+        );
+        assert_eq!(
+            Policy::parse("fair-1:3"),
+            Policy::FairSplit {
+                maps: 1,
+                reduces: 3
+            }
+        );
+        for other in ["fair-0:4", "fair-2:x", "fair-2", "fair-fifo:1", "fair2:2"] {
+            assert!(
+                matches!(Policy::parse(other), Policy::Core(_) | Policy::FairFifo),
+                "{other}"
+            );
+        }
+        assert!(Policy::parse("fair-3:1").is_baseline());
+    }
 }

@@ -18,7 +18,7 @@ use super::sampling::SAMPLE_MS;
 use super::transfers::{
     owner, OWN_MAP_READ, OWN_MAP_REPL, OWN_RED_LOCAL, OWN_RED_REMOTE, OWN_RED_REPL,
 };
-use super::{JobPhase, MapTask, ReduceTask, Sim};
+use super::{JobPhase, MapTask, ReduceTask, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
 use crate::cluster::Cluster;
 use rackwise_core::protocol::{Event, Locality};
 use std::collections::BTreeMap;
@@ -347,7 +347,7 @@ impl Sim<'_> {
         self.counters.shuffle_refetched += fetched;
         self.counters.reduces_preempted += 1;
         self.jobs[j as usize].reduces_killed += 1;
-        self.release(j, node, container);
+        self.release(j, node, container, PRIORITY_REDUCE);
         self.am_wake(j);
     }
 
@@ -669,7 +669,7 @@ impl Sim<'_> {
             let task = &self.jobs[j as usize].maps[m as usize];
             (task.node, task.container)
         };
-        self.release(j, node, container);
+        self.release(j, node, container, PRIORITY_MAP);
         let rack = self.nodes[node as usize].rack;
         let job = &mut self.jobs[j as usize];
         job.maps_done += 1;
@@ -846,7 +846,7 @@ impl Sim<'_> {
         let (node, container) = (task.node, task.container);
         let job = &mut self.jobs[j as usize];
         job.reduces_done += 1;
-        self.release(j, node, container);
+        self.release(j, node, container, PRIORITY_REDUCE);
         let job = &self.jobs[j as usize];
         if job.reduces_done == job.reduces_total && job.maps_done == job.maps_total {
             self.job_done(j);
@@ -858,7 +858,7 @@ impl Sim<'_> {
             self.jobs[j as usize].am_node,
             self.jobs[j as usize].am_container,
         );
-        self.release(j, node, container);
+        self.release(j, node, container, PRIORITY_AM);
         let user = self.jobs[j as usize].user as usize;
         self.user_active_apps[user] -= 1;
         if self.user_active_apps[user] == 0 {
