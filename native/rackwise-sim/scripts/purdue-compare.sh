@@ -13,7 +13,7 @@ for set in set-a set-b set-c set-d set-e simple-classification simple-invertedin
   [ "$set" = set-b ] && cluster=$dir/cluster-20x4.json
   for seed in 1 2 3; do
     $sim compare --trace "$dir/$set.batch.json" --cluster "$cluster" --users 1 --quiet \
-      --seed "$seed" --format json --policies fair,fair-fifo,fifo,delay \
+      --seed "$seed" --format json --policies fair,fair-fifo,fifo,delay,fair-1:3,fair-2:2,fair-3:1 \
       > "$out/$set.s$seed.baselines.json"
     for k in 1 half all; do
       $sim compare --trace "$dir/$set.batch.json" --cluster "$cluster" --users 1 --quiet \
