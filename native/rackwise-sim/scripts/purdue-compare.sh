@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The FRESH comparison on the paper's Purdue workloads (docs/fresh.md, "Measured"): every set
-# on its cluster, seeds 1-3, the stock baselines and fresh at k = 1, half and all, one queue.
+# on its cluster, seeds 1-3, the stock baselines, Hadoop 1's split baselines and fresh at
+# k = 1, half and all in one queue, and `capacity` over two queues.
 # Writes one JSON per (set, seed, run) into $1 (default /tmp/purdue) and prints a summary.
 # Run from the repository root after `cargo build --release -p rackwise-sim`.
 set -euo pipefail
@@ -15,6 +16,9 @@ for set in set-a set-b set-c set-d set-e simple-classification simple-invertedin
     $sim compare --trace "$dir/$set.batch.json" --cluster "$cluster" --users 1 --quiet \
       --seed "$seed" --format json --policies fair,fair-fifo,fifo,delay,fair-1:3,fair-2:2,fair-3:1 \
       > "$out/$set.s$seed.baselines.json"
+    # The paper's Capacity Scheduler: two queues, the jobs split between them.
+    $sim compare --trace "$dir/$set.batch.json" --cluster "$cluster" --users 2 --quiet \
+      --seed "$seed" --format json --policies capacity > "$out/$set.s$seed.capacity.json"
     for k in 1 half all; do
       $sim compare --trace "$dir/$set.batch.json" --cluster "$cluster" --users 1 --quiet \
         --seed "$seed" --format json --policies fresh --queue-setting "jobsPerPhase=$k" \

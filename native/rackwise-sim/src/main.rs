@@ -20,13 +20,14 @@ use std::time::Instant;
 
 fn after_help() -> String {
     format!(
-        "presets: sw100, nas600, nas40; baselines: {}; Hadoop 1's fixed slots: {};\n\
+        "presets: sw100, nas600, nas40; baselines: {};\n\
+         the FRESH paper's baselines: {};\n\
          any other name is a policy of the Rackwise core (its configuration error is\n\
          reported if it does not know the name).\n\
          A trace ending in .batch.json is a profiled batch, in .json a synthetic mix;\n\
          anything else is a SWIM .tsv trace.",
         BASELINES.join(", "),
-        sim::SPLIT_BASELINE
+        sim::PAPER_BASELINES
     )
 }
 

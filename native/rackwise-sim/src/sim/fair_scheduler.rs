@@ -12,7 +12,9 @@
 
 use super::core_link::OfferPlan;
 use super::event_loop::Ev;
-use super::{Job, JobPhase, Policy, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
+use super::{
+    Job, JobPhase, Policy, Sim, CAPACITY_MAX_SHARE, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE,
+};
 use rackwise_core::mapreduce::{self, Placement};
 use rackwise_core::protocol::{ContainerId, Event, Locality, Priority};
 
@@ -79,7 +81,7 @@ impl Sim<'_> {
     /// (FIFO leaf queues).
     fn app_order(&self, j: u32) -> u32 {
         match self.policy {
-            Policy::FairFifo => self.submit_rank[j as usize],
+            Policy::FairFifo | Policy::Capacity => self.submit_rank[j as usize],
             _ => self.jobs[j as usize].running,
         }
     }
@@ -139,7 +141,7 @@ impl Sim<'_> {
         let containers_before = self.counters.containers;
         match self.policy {
             Policy::Fifo => self.offer_fifo(node),
-            Policy::Fair | Policy::FairFifo | Policy::FairSplit { .. } => {
+            Policy::Fair | Policy::FairFifo | Policy::FairSplit { .. } | Policy::Capacity => {
                 self.offer_fair(node, false, None)
             }
             Policy::Delay => self.offer_fair(node, true, None),
@@ -186,6 +188,9 @@ impl Sim<'_> {
             users.extend(self.users_demand.iter().map(|&(_, u)| u));
             let mut chosen: Option<(u32, i32, Locality, Option<usize>)> = None;
             'queues: for &u in &users {
+                if self.over_capacity(u) {
+                    continue;
+                }
                 apps.clear();
                 apps.extend(self.user_apps[u as usize].iter().map(|&(_, j)| j));
                 let head = plan
@@ -293,6 +298,13 @@ impl Sim<'_> {
     /// `FSLeafQueue.canRunAppAM`: one more AM container fits in `maxAMShare` of the user
     /// queue's instantaneous fair share (the cluster split evenly between the queues with an
     /// app; a share of zero falls back to what is free), rounded up, memory and vcores alike.
+    /// Under `capacity`, whether the user's queue holds its maximum share of the containers.
+    fn over_capacity(&self, user: u32) -> bool {
+        let containers = self.cluster.nodes() as f64 * self.cluster.containers_per_node as f64;
+        matches!(self.policy, Policy::Capacity)
+            && self.user_running[user as usize] as f64 >= CAPACITY_MAX_SHARE * containers
+    }
+
     pub(super) fn am_share_allows(&self, user: u32) -> bool {
         if self.max_am_share < 0.0 {
             return true;

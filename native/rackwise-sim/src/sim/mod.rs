@@ -81,6 +81,10 @@ pub enum Policy {
     /// most `maps` map and `reduces` reduce containers, the rest as `fair`. The FRESH paper's
     /// baseline; ApplicationMasters (Hadoop 1 had none) take any free container.
     FairSplit { maps: u32, reduces: u32 },
+    /// A Capacity-Scheduler-like setup (the FRESH paper's): one queue per user, a queue's jobs
+    /// in submission order, no queue above `CAPACITY_MAX_SHARE` of the cluster's containers;
+    /// the least-used queue goes first, as under `fair`.
+    Capacity,
     /// A policy of the Rackwise core, by the name its configuration accepts.
     Core(String),
 }
@@ -90,9 +94,13 @@ pub enum Policy {
 /// of these.
 pub const BASELINES: &[&str] = &["fair", "delay", "fair-fifo", "fifo"];
 
-/// How the Hadoop-1 split baseline is named in help texts (not a stock YARN scheduler, so not
-/// among `BASELINES`).
-pub const SPLIT_BASELINE: &str = "fair-M:R (e.g. fair-2:2)";
+/// The FRESH paper's baselines as named in help texts (not stock YARN FairScheduler setups, so
+/// not among `BASELINES`).
+pub const PAPER_BASELINES: &str =
+    "fair-M:R (Hadoop 1's fixed slots, e.g. fair-2:2), capacity (FIFO queues of at most 90 %)";
+
+/// The `capacity` baseline's maximum share of the cluster per queue (the paper's 90 %).
+pub const CAPACITY_MAX_SHARE: f64 = 0.9;
 
 impl Policy {
     /// Whether the policy is one of the stock `BASELINES` rather than a Rackwise core policy.
@@ -113,6 +121,7 @@ impl Policy {
             "delay" => Policy::Delay,
             "fair-fifo" => Policy::FairFifo,
             "fifo" => Policy::Fifo,
+            "capacity" => Policy::Capacity,
             other => match Policy::split(other) {
                 Some((maps, reduces)) => Policy::FairSplit { maps, reduces },
                 None => Policy::Core(other.to_string()),
@@ -666,5 +675,6 @@ mod tests {
             );
         }
         assert!(Policy::parse("fair-3:1").is_baseline());
+        assert_eq!(Policy::parse("capacity"), Policy::Capacity);
     }
 }
