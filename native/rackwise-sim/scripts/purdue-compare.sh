@@ -9,9 +9,10 @@ out=${1:-/tmp/purdue}
 mkdir -p "$out"
 sim=target/release/rackwise-sim
 dir=native/rackwise-sim/workloads/purdue
-for set in set-a set-b set-c set-d set-e simple-classification simple-invertedindex simple-grep; do
+for set in set-a set-b set-c set-d set-e simple-classification simple-invertedindex simple-grep \
+    set-b-spread set-d-spread set-e-spread; do
   cluster=$dir/cluster-10x4.json
-  [ "$set" = set-b ] && cluster=$dir/cluster-20x4.json
+  case $set in set-b*) cluster=$dir/cluster-20x4.json ;; esac
   for seed in 1 2 3; do
     $sim compare --trace "$dir/$set.batch.json" --cluster "$cluster" --users 1 --quiet \
       --seed "$seed" --format json --policies fair,fair-fifo,fifo,delay,fair-1:3,fair-2:2,fair-3:1 \

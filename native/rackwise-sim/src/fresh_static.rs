@@ -20,6 +20,10 @@ pub struct BatchFile {
     /// For the simulator: seconds between submissions of jobs without `submit_s` (2).
     #[serde(default)]
     pub interval_s: Option<f64>,
+    /// For the simulator: each task takes its profiled time × a seeded uniform factor in
+    /// `[1 − spread, 1 + spread]` (0: exactly; the FRESH paper's ±30 % is 0.3).
+    #[serde(default)]
+    pub task_spread: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -45,6 +49,12 @@ impl BatchFile {
     pub fn parse(text: &str, path: &str) -> Result<BatchFile, String> {
         let batch: BatchFile =
             serde_json::from_str(text).map_err(|e| format!("{path}: not a batch file: {e}"))?;
+        if !(0.0..1.0).contains(&batch.task_spread) {
+            return Err(format!(
+                "{path}: task_spread: value {} must be at least 0 and below 1",
+                batch.task_spread
+            ));
+        }
         if batch.jobs.is_empty() {
             return Err(format!("{path}: \"jobs\" is empty: nothing to configure"));
         }

@@ -46,6 +46,15 @@ impl ShuffleClass {
     }
 }
 
+/// A profiled job's mean map and reduce task times (s) and their spread: each task takes its
+/// mean × a seeded uniform factor in `[1 − spread, 1 + spread]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TaskProfile {
+    pub map_s: f64,
+    pub reduce_s: f64,
+    pub spread: f64,
+}
+
 /// One job as submitted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
@@ -58,10 +67,10 @@ pub struct JobSpec {
     pub maps: u32,
     pub reduces: u32,
     pub class: ShuffleClass,
-    /// A profiled batch job's mean map and reduce task time in seconds (`.batch.json`): its
-    /// tasks take these, launch overhead included, instead of times derived from bytes (it
-    /// moves no bytes). `None` for trace and mix jobs.
-    pub task_s: Option<(f64, f64)>,
+    /// A profiled batch job's task times (`.batch.json`): its tasks take these, launch
+    /// overhead included, instead of times derived from bytes (it moves no bytes). `None` for
+    /// trace and mix jobs.
+    pub task_s: Option<TaskProfile>,
 }
 
 /// How trace rows become jobs.
@@ -359,7 +368,11 @@ pub fn load_batch(
             maps: job.maps,
             reduces: job.reduces,
             class: ShuffleClass::Light,
-            task_s: Some((job.map_s, job.reduce_s)),
+            task_s: Some(TaskProfile {
+                map_s: job.map_s,
+                reduce_s: job.reduce_s,
+                spread: batch.task_spread,
+            }),
         });
     }
     Ok(jobs)

@@ -48,6 +48,7 @@ use crate::metrics::{Collector, PolicyMetrics};
 use crate::network::{FlowId, Network};
 use crate::rng::Rng;
 use crate::workload::JobSpec;
+use crate::workload::TaskProfile;
 use event_loop::{Ev, Hb};
 use mr_am::AmState;
 use rackwise_core::mapreduce;
@@ -259,8 +260,8 @@ struct Job {
     output_per_map: f64,
     shuffle_per_reduce: f64,
     output_per_reduce: f64,
-    /// A profiled job's map and reduce task times in ms, replacing the byte-driven compute.
-    task_ms: Option<(f64, f64)>,
+    /// A profiled job's task times, replacing the byte-driven compute.
+    task_s: Option<TaskProfile>,
     /// Container-time the job has held (ms), up to `busy_since_ms`: FRESH's overall resource
     /// use (the paper's Eq. 1, here with its ApplicationMaster's container).
     busy_ms: u64,
@@ -506,9 +507,7 @@ impl<'a> Sim<'a> {
                     } else {
                         0.0
                     },
-                    task_ms: s
-                        .task_s
-                        .map(|(map, reduce)| (map * 1000.0, reduce * 1000.0)),
+                    task_s: s.task_s,
                     busy_ms: 0,
                     busy_since_ms: 0,
                     maps: Vec::new(),

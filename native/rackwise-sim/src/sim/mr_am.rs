@@ -20,6 +20,7 @@ use super::transfers::{
 };
 use super::{JobPhase, MapTask, ReduceTask, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
 use crate::cluster::Cluster;
+use crate::rng::Rng;
 use rackwise_core::protocol::{Event, Locality};
 use std::collections::BTreeMap;
 
@@ -601,8 +602,8 @@ impl Sim<'_> {
         let input = job.input_per_map;
         let remote = locality != Locality::NodeLocal && input > 0.0;
         task.inputs_left = 1 + remote as u8;
-        let work_ms = match job.task_ms {
-            Some((map_ms, _)) => map_ms,
+        let work_ms = match job.task_s {
+            Some(profile) => profiled_ms(profile.map_s, profile.spread, &mut self.rng),
             None => {
                 c.task_overhead_s * 1000.0
                     + input / Cluster::mib_per_s_to_bytes_per_ms(c.map_mib_per_s)
@@ -813,8 +814,8 @@ impl Sim<'_> {
         self.jobs[j as usize].reduces[r as usize].shuffling = false;
         let c = self.cluster;
         let job = &self.jobs[j as usize];
-        let work_ms = match job.task_ms {
-            Some((_, reduce_ms)) => reduce_ms,
+        let work_ms = match job.task_s {
+            Some(profile) => profiled_ms(profile.reduce_s, profile.spread, &mut self.rng),
             None => {
                 c.task_overhead_s * 1000.0
                     + job.shuffle_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.merge_mib_per_s)
@@ -885,4 +886,15 @@ impl Sim<'_> {
             });
         }
     }
+}
+
+/// One profiled task's time: its mean × a uniform factor in `[1 − spread, 1 + spread]` (no
+/// draw without spread, so an exact batch consumes nothing of the run's random stream).
+fn profiled_ms(mean_s: f64, spread: f64, rng: &mut Rng) -> f64 {
+    let factor = if spread > 0.0 {
+        1.0 + spread * (2.0 * rng.unit() - 1.0)
+    } else {
+        1.0
+    };
+    mean_s * 1000.0 * factor
 }
