@@ -1,6 +1,7 @@
 //! FRESH as named scenarios through the engine: admission with `k` (a second job waits for the
 //! first to leave its map phase; jobs enter in Johnson's order; R' is first come first served),
-//! the map-or-reduce choice of Algorithms 2–3 over the queue's containers, Algorithm 4's least
+//! the map-or-reduce choice of Algorithms 2–3 over the queue's containers (with Theorem 1's
+//! lookahead from observed reduce completions), Algorithm 4's least
 //! overall use first, profiles from observed tasks before history before defaults, and the
 //! `jobsPerPhase` element's errors.
 
@@ -290,4 +291,47 @@ fn half_is_half_the_batch_rounded_up() {
     env.offer(1, 1);
     let (mapping, _, _) = phases(&env);
     assert_eq!(mapping.len(), 2, "{mapping:?}");
+}
+
+/// The first plan entry in the lookahead scenario of the test below, with τ1 as given.
+fn lookahead_case(lookahead_progress: &str) -> String {
+    let mut env = TestEnv::fresh(
+        1,
+        2,
+        &[
+            ("jobsPerPhase", "all"),
+            ("lookaheadProgress", lookahead_progress),
+        ],
+    );
+    // r: reducing, 3 of 5 reduces of 20 s done 10 s apart (r = 10 s), 2 pending: RW_r = 40 s.
+    job(&mut env, "r", 1, 1, 5);
+    env.offer(1, 1);
+    ran(&mut env, "r", MAP, 1, 1_000, (0, 5));
+    for left in [4, 3, 2] {
+        env.now_ms += 10_000;
+        ran(&mut env, "r", REDUCE, 1, 20_000, (0, left));
+    }
+    // a: 9 of 10 maps of 10 s done, the last running; 200 reduces asked at slow-start.
+    job(&mut env, "a", 2, 10, 200);
+    env.offer(1, 1);
+    ran(&mut env, "a", MAP, 9, 10_000, (0, 200));
+    start(&mut env, "a", MAP, 1);
+    // c: 100 maps pending, no measured time: 30 s each by default.
+    job(&mut env, "c", 3, 100, 1);
+    ranking(&env.offer(1, 1), Q)[0].clone()
+}
+
+#[test]
+fn lookahead_turns_the_container_to_a_reduce_before_a_reduce_heavy_job_leaves_its_maps() {
+    // RW_m = 10 s (a) + 3000 s (c), RW_r = 40 s: θ_cur = 0.987; S = 1 running map + the
+    // offered container = 2, so θ_cur·S = 1.97 > s_m = 1: a map, unless J_a = a (progress
+    // 0.9) looks ahead. Then RW'_m = 3010 − 10·2 = 2990 s, RW'_r = 40 + 200·60 = 12040 s,
+    // θ_exp = 0.199; Theorem 1 (ms): c = 0.987 / (2·10000·2), η = 0.83, s'_m = 1.82 of 2 =
+    // 0.91, |0.91 − 0.199| / 0.199 = 3.6 > τ2 = 0.6: θ_exp·S = 0.40 < 1, a reduce.
+    assert_eq!(lookahead_case("0.8"), format!("r:{REDUCE}:any"));
+    // With τ1 above a's progress there is no lookahead: the map share says map.
+    assert!(
+        lookahead_case("0.95").ends_with(&format!(":{MAP}:any")),
+        "maps first without the lookahead"
+    );
 }
