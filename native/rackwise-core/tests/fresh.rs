@@ -1,9 +1,8 @@
 //! FRESH as named scenarios through the engine: admission with `k` (a second job waits for the
 //! first to leave its map phase; jobs enter in Johnson's order; R' is first come first served),
 //! the map-or-reduce choice of Algorithms 2–3 over the queue's containers (with Theorem 1's
-//! lookahead from observed reduce completions), Algorithm 4's least
-//! overall use first, profiles from observed tasks before history before defaults, and the
-//! `jobsPerPhase` element's errors.
+//! lookahead from observed reduce completions), Algorithm 4's least overall use first, profiles
+//! from observed tasks before history before defaults, and the `jobsPerPhase` element's errors.
 
 mod common;
 
