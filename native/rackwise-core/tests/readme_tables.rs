@@ -6,7 +6,7 @@
 
 use rackwise_core::policy::Registry;
 use rackwise_core::settings::params::table;
-use rackwise_core::settings::{CORE_KEYS, KEY_PREFIX};
+use rackwise_core::settings::{starvation_guard_element, CORE_KEYS, KEY_PREFIX};
 use std::path::Path;
 
 const END: &str = "<!-- rackwise-core: end -->";
@@ -19,14 +19,19 @@ fn expected_tables() -> Vec<(String, String)> {
         .iter()
         .map(|d| format!("`{}`", d.name))
         .collect();
+    let guard = starvation_guard_element();
     let mut tables = vec![
         (
             "policy".to_string(),
             format!(
                 "| element | values | default | meaning |\n|---|---|---|---|\n\
                  | `<rackwise><policy>` | {} | required | the policy steering the queue; \
-                 `none` = stock FairScheduler |\n",
-                names.join(", ")
+                 `none` = stock FairScheduler |\n\
+                 | `<rackwise><{}>` | {} | `starvation-guard-ms` | {} |\n",
+                names.join(", "),
+                guard.name,
+                guard.values_text(),
+                guard.doc
             ),
         ),
         ("core-keys".to_string(), table(CORE_KEYS, false, KEY_PREFIX)),

@@ -160,6 +160,52 @@ fn an_app_waiting_longer_than_the_guard_goes_first_with_all_its_asks() {
     assert_eq!(after.diagnostics.starved, [AppId("young".into())]);
 }
 
+/// `root.long` sets its own guard of 60 s over the global 10 s; `root.sw` keeps the global one.
+/// Each has one job whose reduce the other job's map outranks, so both wait from submission.
+#[test]
+fn a_queue_with_its_own_guard_holds_past_the_global_one_and_is_lifted_at_its_own() {
+    let queues = vec![
+        queue("root.sw", &[("policy", "shufflewatcher")]),
+        queue(
+            "root.long",
+            &[("policy", "shufflewatcher"), ("starvationGuardMs", "60000")],
+        ),
+    ];
+    let mut env = TestEnv::with_registry(
+        1,
+        1,
+        &[("yarn.scheduler.rackwise.starvation-guard-ms", "10000")],
+        queues,
+        rackwise_core::policy::Registry::builtin(),
+    )
+    .expect("valid config");
+    env.submit("global", "root.sw", 1, &[]);
+    env.submit("own", "root.long", 2, &[]);
+    env.asks("global", &[(REDUCE, 1, &[])]);
+    env.asks("own", &[(REDUCE, 1, &[])]);
+    assert!(env.offer(1, 1).diagnostics.starved.is_empty());
+
+    // Past the global bound, well short of the queue's own: only root.sw's job is lifted.
+    env.now_ms += 10_001;
+    assert_eq!(
+        env.offer(1, 1).diagnostics.starved,
+        [AppId("global".into())]
+    );
+
+    // Still held at 59 s: the queue's bound, not the global one, applies.
+    env.now_ms += 49_000;
+    assert_eq!(
+        env.offer(1, 1).diagnostics.starved,
+        [AppId("global".into())]
+    );
+
+    env.now_ms += 1_000;
+    let past_own = env.offer(1, 1);
+    let mut starved = past_own.diagnostics.starved.clone();
+    starved.sort();
+    assert_eq!(starved, [AppId("global".into()), AppId("own".into())]);
+}
+
 #[test]
 fn counters_turn_a_job_heavy_and_its_ratio_is_learned_for_the_next_run() {
     let mut env = TestEnv::new(1, 1, &[]);

@@ -105,6 +105,70 @@ fn queues_inherit_from_their_nearest_configured_ancestor() {
 }
 
 #[test]
+fn a_queue_guard_is_its_own_else_the_global_key_and_bad_ones_are_refused() {
+    let settings = parse(&config(
+        &[("yarn.scheduler.rackwise.starvation-guard-ms", "20000")],
+        vec![
+            queue(
+                "root.batch",
+                &[("policy", "fresh"), ("starvationGuardMs", "3600000")],
+            ),
+            queue("root.batch.quick", &[("policy", "fresh")]),
+            queue("root.sw", &[("policy", "shufflewatcher")]),
+        ],
+    ))
+    .unwrap();
+    let guard = |queue: &str| settings.starvation_guard_ms(settings.queue_policy(queue));
+    assert_eq!(guard("root.batch"), 3_600_000);
+    assert_eq!(
+        guard("root.batch.alice"),
+        3_600_000,
+        "inherited with the element"
+    );
+    assert_eq!(
+        guard("root.batch.quick"),
+        20_000,
+        "its own element sets none"
+    );
+    assert_eq!(guard("root.sw"), 20_000);
+
+    let found = problems(parse(&config(
+        &[],
+        vec![
+            queue("root.a", &[("policy", "fresh"), ("starvationGuardMs", "0")]),
+            queue(
+                "root.b",
+                &[("policy", "nas"), ("starvationGuardMs", "soon")],
+            ),
+            queue(
+                "root.c",
+                &[("policy", "none"), ("starvationGuardMs", "60000")],
+            ),
+        ],
+    )));
+    let text: Vec<String> = found.iter().map(|p| p.to_string()).collect();
+    assert_eq!(text.len(), 3, "{text:?}");
+    assert!(
+        text[0].contains(
+            "queue root.a <rackwise><starvationGuardMs>: value '0' is out of range (0, 3600000]"
+        ),
+        "{}",
+        text[0]
+    );
+    assert!(
+        text[1]
+            .contains("queue root.b <rackwise><starvationGuardMs>: value 'soon' is not a number"),
+        "{}",
+        text[1]
+    );
+    assert!(
+        text[2].contains("queue root.c <rackwise><starvationGuardMs>: value '60000' applies only to a steered queue"),
+        "{}",
+        text[2]
+    );
+}
+
+#[test]
 fn nas_queue_elements_and_keys_are_parsed_with_their_defaults() {
     let settings = parse(&config(
         &[

@@ -3,6 +3,7 @@
 //! ship. See `docs/simulator.md` for the model and every constant.
 
 pub mod cluster;
+pub mod fresh_static;
 pub mod metrics;
 pub mod network;
 pub mod oracle;

@@ -1,8 +1,11 @@
 //! `rackwise-sim compare` runs policies over one workload on one cluster and prints metrics;
-//! `rackwise-sim sweep` runs every (policy, offered load, seed) and summarises them.
+//! `rackwise-sim sweep` runs every (policy, offered load, seed) and summarises them;
+//! `rackwise-sim fresh-static` prints FRESH's best static map/reduce split for a batch.
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use rackwise_core::policy::fresh::JobsPerPhase;
+use rackwise_sim::fresh_static::{self, BatchFile};
 use rackwise_sim::metrics::{Collector, PolicyMetrics};
 use rackwise_sim::sim::{self, core_engine, Policy, BASELINES};
 use rackwise_sim::sweep::{self, Run};
@@ -17,10 +20,14 @@ use std::time::Instant;
 
 fn after_help() -> String {
     format!(
-        "presets: sw100, nas600, nas40; baselines: {}; any other name is a policy of the\n\
-         Rackwise core (its configuration error is reported if it does not know the name).\n\
-         A trace ending in .json is a synthetic mix; anything else is a SWIM .tsv trace.",
-        BASELINES.join(", ")
+        "presets: sw100, nas600, nas40; baselines: {};\n\
+         the FRESH paper's baselines: {};\n\
+         any other name is a policy of the Rackwise core (its configuration error is\n\
+         reported if it does not know the name).\n\
+         A trace ending in .batch.json is a profiled batch, in .json a synthetic mix;\n\
+         anything else is a SWIM .tsv trace.",
+        BASELINES.join(", "),
+        sim::PAPER_BASELINES
     )
 }
 
@@ -44,6 +51,25 @@ enum Command {
     /// and load, each policy's maximum sustainable load and the best stock baseline.
     #[command(after_help = after_help())]
     Sweep(SweepArgs),
+    /// FRESH-static (paper Algorithm 1): the best fixed map/reduce split of the containers and
+    /// the job order (Johnson's rule) for a batch profile file; see docs/fresh.md.
+    FreshStatic(FreshStaticArgs),
+}
+
+#[derive(Args)]
+struct FreshStaticArgs {
+    /// Batch profile: JSON {"jobs": [{"name", "maps", "reduces", "map_s", "reduce_s"}, ...]}.
+    #[arg(long, value_name = "PATH")]
+    jobs: String,
+    /// Containers to split between maps and reduces (the paper's S slots).
+    #[arg(long, value_name = "S", value_parser = clap::value_parser!(u32).range(1..))]
+    slots: u32,
+    /// k, most jobs in each phase at once: a whole number, half or all.
+    #[arg(long, value_name = "K", default_value = "all", value_parser = JobsPerPhase::parse)]
+    k: JobsPerPhase,
+    /// Also print the makespan of every split.
+    #[arg(long)]
+    splits: bool,
 }
 
 /// What `compare` and `sweep` share: the workload, the cluster, the policies and their settings.
@@ -235,6 +261,7 @@ fn main() -> ExitCode {
     let result = match Cli::parse().command {
         Command::Compare(args) => compare(&args),
         Command::Sweep(args) => run_sweep(&args),
+        Command::FreshStatic(args) => fresh_static(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -243,6 +270,17 @@ fn main() -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+fn fresh_static(args: &FreshStaticArgs) -> Result<(), String> {
+    let text = std::fs::read_to_string(&args.jobs)
+        .map_err(|e| format!("--jobs {}: cannot read: {e}", args.jobs))?;
+    let batch = BatchFile::parse(&text, &args.jobs)?;
+    let started = Instant::now();
+    let report = fresh_static::report(&batch, args.slots, args.k, args.splits)?;
+    print!("{report}");
+    eprintln!("computed in {:.3} s", started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 /// The setup resolved: the cluster loaded and every policy name checked against it.
@@ -528,7 +566,7 @@ fn run_sweep(args: &SweepArgs) -> Result<(), String> {
 
 fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
     println!(
-        "{:<16} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>6} {:>10} {:>6}",
+        "{:<16} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>12} {:>12} {:>8} {:>6} {:>7} {:>10} {:>6}",
         "policy",
         "jobs",
         "jobs/h",
@@ -540,13 +578,14 @@ fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
         "xr-shfl GiB",
         "congest",
         "jain",
+        "overall",
         "makespan s",
         "util"
     );
     let gib = (1u64 << 30) as f64;
     for (name, m) in metrics {
         println!(
-            "{:<16} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>8} {:>6.3} {:>10.0} {:>6.3}",
+            "{:<16} {:>6} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>8} {:>6.3} {:>7.3} {:>10.0} {:>6.3}",
             name,
             m.jobs,
             m.throughput_jobs_per_hour,
@@ -558,6 +597,7 @@ fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
             m.cross_rack_shuffle_bytes as f64 / gib,
             m.congestion_events,
             m.jain_fairness,
+            m.overall_fairness,
             m.makespan_s,
             m.container_utilization
         );

@@ -69,6 +69,8 @@ pub struct PolicyMetrics {
     pub congestion_events: u64,
     pub congested_rack_samples: u64,
     pub jain_fairness: f64,
+    /// Jain's index of the finished jobs' overall resource use (FRESH's overall fairness).
+    pub overall_fairness: f64,
     pub makespan_s: f64,
     pub container_utilization: f64,
     /// Share of placed maps by locality; `node_local` is the node-local fraction.
@@ -118,6 +120,8 @@ pub struct PreferredRacks {
 pub struct Collector {
     pub first_submit_ms: Option<u64>,
     pub finish_ms: Vec<Option<u64>>,
+    /// Container-time of each finished job (ms).
+    pub busy_ms: Vec<u64>,
     /// Cross-rack bytes per simulated minute: (shuffle, remote map, output replication).
     pub timeline: Vec<(f64, f64, f64)>,
     cross: (f64, f64, f64),
@@ -142,6 +146,7 @@ impl Collector {
         Collector {
             first_submit_ms: None,
             finish_ms: vec![None; specs.len()],
+            busy_ms: vec![0; specs.len()],
             timeline: Vec::new(),
             cross: (0.0, 0.0, 0.0),
             congested: vec![false; cluster.racks],
@@ -206,8 +211,28 @@ impl Collector {
         self.shuffle_bounds.add(bounds);
     }
 
-    pub fn job_done(&mut self, job: usize, now_ms: u64) {
+    pub fn job_done(&mut self, job: usize, now_ms: u64, busy_ms: u64) {
         self.finish_ms[job] = Some(now_ms);
+        self.busy_ms[job] = busy_ms;
+    }
+
+    /// FRESH's overall fairness at the end of the run: Jain's index over the finished jobs of
+    /// each one's container-time per unit of its time in the system (`finish − submit`).
+    fn overall_fairness(&self, specs: &[JobSpec]) -> f64 {
+        let uses: Vec<f64> = specs
+            .iter()
+            .zip(&self.finish_ms)
+            .zip(&self.busy_ms)
+            .filter_map(|((spec, finish), busy)| {
+                let finish = (*finish)?;
+                Some(rackwise_core::policy::fresh::fairness::resource_use(
+                    *busy,
+                    spec.submit_ms,
+                    finish,
+                ))
+            })
+            .collect();
+        round3(rackwise_core::policy::fresh::fairness::jain(&uses).unwrap_or(1.0))
     }
 
     /// One sample period: rack link utilizations, running containers of each user with
@@ -318,6 +343,7 @@ impl Collector {
             } else {
                 round3(self.jain_sum / self.jain_samples as f64)
             },
+            overall_fairness: self.overall_fairness(specs),
             makespan_s: round3(makespan_s),
             container_utilization: if self.utilization_samples == 0 {
                 0.0

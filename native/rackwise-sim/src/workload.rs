@@ -46,6 +46,15 @@ impl ShuffleClass {
     }
 }
 
+/// A profiled job's mean map and reduce task times (s) and their spread: each task takes its
+/// mean × a seeded uniform factor in `[1 − spread, 1 + spread]`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TaskProfile {
+    pub map_s: f64,
+    pub reduce_s: f64,
+    pub spread: f64,
+}
+
 /// One job as submitted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct JobSpec {
@@ -58,6 +67,10 @@ pub struct JobSpec {
     pub maps: u32,
     pub reduces: u32,
     pub class: ShuffleClass,
+    /// A profiled batch job's task times (`.batch.json`): its tasks take these, launch
+    /// overhead included, instead of times derived from bytes (it moves no bytes). `None` for
+    /// trace and mix jobs.
+    pub task_s: Option<TaskProfile>,
 }
 
 /// How trace rows become jobs.
@@ -195,6 +208,7 @@ pub fn load_swim(
             reduces,
             // Classes use the recorded bytes, so the mix matches the papers whatever the scale.
             class: ShuffleClass::of_shuffle_bytes(raw_shuffle),
+            task_s: None,
         });
     }
     if jobs.is_empty() {
@@ -297,6 +311,7 @@ pub fn load_mix(
             maps,
             reduces,
             class: classes[b],
+            task_s: None,
         });
     }
     Ok(jobs)
@@ -323,7 +338,47 @@ pub fn compress_arrivals(jobs: &mut [JobSpec], load: f64) -> Result<(), String> 
     Ok(())
 }
 
-/// A SWIM `.tsv` trace or a `.json` mix, by file name, with its arrivals compressed by the
+/// A profiled batch (`.batch.json`, the `fresh-static` format): each job with its task counts
+/// and mean task times, submitted at its `submit_s` or `interval_s` (2 s) after the previous
+/// one, in file order.
+pub fn load_batch(
+    text: &str,
+    path: &str,
+    options: &WorkloadOptions,
+) -> Result<Vec<JobSpec>, String> {
+    let batch = crate::fresh_static::BatchFile::parse(text, path)?;
+    let mut user_rng = Rng::new(options.seed ^ 0x5553_4552);
+    let mut jobs = Vec::with_capacity(batch.jobs.len());
+    for (index, job) in batch.jobs.iter().enumerate() {
+        let submit_s = job
+            .submit_s
+            .unwrap_or(index as f64 * batch.interval_s.unwrap_or(2.0));
+        if let Some(hours) = options.hours {
+            if submit_s >= hours * 3600.0 {
+                break;
+            }
+        }
+        jobs.push(JobSpec {
+            name: job.benchmark.clone().unwrap_or_else(|| job.name.clone()),
+            submit_ms: (submit_s * 1000.0) as u64,
+            user: assign_user(index, options, &mut user_rng),
+            input_bytes: 0,
+            shuffle_bytes: 0,
+            output_bytes: 0,
+            maps: job.maps,
+            reduces: job.reduces,
+            class: ShuffleClass::Light,
+            task_s: Some(TaskProfile {
+                map_s: job.map_s,
+                reduce_s: job.reduce_s,
+                spread: batch.task_spread,
+            }),
+        });
+    }
+    Ok(jobs)
+}
+
+/// A SWIM `.tsv` trace, a `.json` mix or a `.batch.json` batch, by file name, with its arrivals compressed by the
 /// options' load.
 pub fn load(
     path: &str,
@@ -332,7 +387,9 @@ pub fn load(
 ) -> Result<Vec<JobSpec>, String> {
     check_load(options.load)?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("trace {path}: {e}"))?;
-    let mut jobs = if path.ends_with(".json") {
+    let mut jobs = if path.ends_with(".batch.json") {
+        load_batch(&text, path, options)?
+    } else if path.ends_with(".json") {
         load_mix(&text, cluster, options)?
     } else {
         load_swim(&text, cluster, options)?

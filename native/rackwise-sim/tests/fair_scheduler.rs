@@ -39,6 +39,7 @@ fn map_only(submit_ms: u64, user: usize, maps: u32, output_per_map: u64) -> JobS
         maps,
         reduces: 0,
         class: ShuffleClass::of_shuffle_bytes(0),
+        task_s: None,
     }
 }
 

@@ -38,6 +38,7 @@ fn job(submit_ms: u64, input: u64, shuffle: u64, output: u64, maps: u32, reduces
         maps,
         reduces,
         class: ShuffleClass::of_shuffle_bytes(shuffle),
+        task_s: None,
     }
 }
 

@@ -3,12 +3,14 @@
 //!
 //! FairScheduler has already decided which queue gets the node (the shim lets it); per steered
 //! queue the core ranks what its apps may place here. A starvation guard sits above every
-//! policy: an app that has waited with tasks pending for longer than `starvation-guard-ms` goes
-//! first with all its asks, so no app is ever held back longer than that bound by Rackwise.
+//! policy: an app that has waited with tasks pending for longer than its queue's guard (the
+//! queue's `<starvationGuardMs>`, else `starvation-guard-ms`) goes first with all its asks, so
+//! no app is ever held back longer than that bound by Rackwise.
 //!
 //! Adding a policy is one module folder here and one line in [`Registry::builtin`]; a caller
 //! may also register its own policies (see `tests/example_policy.rs`).
 
+pub mod fresh;
 pub mod nas;
 pub mod shufflewatcher;
 
@@ -144,7 +146,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// `none`, `shufflewatcher` and `nas`.
+    /// `none`, `shufflewatcher`, `nas` and `fresh`.
     pub fn builtin() -> Registry {
         Registry {
             policies: Vec::new(),
@@ -154,6 +156,7 @@ impl Registry {
         .with(Box::new(Unsteered))
         .with(Box::new(shufflewatcher::ShuffleWatcher::default()))
         .with(Box::new(nas::Nas::default()))
+        .with(Box::new(fresh::Fresh::default()))
     }
 
     /// Adds a policy. Panics if its name is taken: two policies answering to one `<policy>`
@@ -224,12 +227,13 @@ impl Registry {
             candidates.clear();
             candidates.extend(listed.map(|(_, slot, id, app)| Candidate { id, app, slot }));
             let mut entries = Vec::new();
+            let guard_ms = settings.starvation_guard_ms(setup);
             for candidate in &candidates {
                 let waited = candidate
                     .app
                     .waiting_since_ms
                     .map_or(0, |since| offer.now_ms.saturating_sub(since));
-                if waited > settings.starvation_guard_ms {
+                if waited > guard_ms {
                     starved_apps.push(candidate.id.clone());
                     entries.extend(all_asks(candidate, "starvation-guard"));
                 }

@@ -137,6 +137,15 @@ impl NetSatSettings {
     }
 }
 
+/// The starvation guard's declaration in [`CORE_KEYS`]: its bounds and doc also check a queue's
+/// own `<starvationGuardMs>`.
+pub(super) fn starvation_guard_key() -> &'static Param {
+    CORE_KEYS
+        .iter()
+        .find(|p| p.name == STARVATION_GUARD_MS)
+        .expect("the starvation guard key is declared")
+}
+
 /// NetSat's settings from the parsed [`CORE_KEYS`] and the per-rack link overrides.
 pub(super) fn netsat_settings(
     values: &ParamValues,

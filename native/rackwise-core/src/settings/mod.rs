@@ -11,7 +11,7 @@ use crate::error::{ConfigProblem, CoreError};
 use crate::protocol::{EngineConfig, RackName};
 pub use cluster::{LoadSource, NetSatSettings, CONGESTION_THRESHOLD, CORE_KEYS, KEY_PREFIX};
 pub use params::{Declaration, Param, ParamKind, ParamProblem, ParamValues, Value};
-pub use queues::QueueSetup;
+pub use queues::{starvation_guard_element, QueueSetup, ELEMENT_STARVATION_GUARD};
 use std::collections::BTreeMap;
 
 /// The known key closest to a misspelt `key`, when it is close enough to be the one meant: at
@@ -33,7 +33,9 @@ fn nearest_known_key<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub netsat: NetSatSettings,
-    pub starvation_guard_ms: u64,
+    /// The yarn-site `starvation-guard-ms`; a queue's own bound may replace it (see
+    /// [`Settings::starvation_guard_ms`]).
+    starvation_guard_ms: u64,
     pub default_map_input_bytes: u64,
     pub max_hint_ratio: f64,
     /// Each policy's name and own yarn-site keys, by its position in the registry.
@@ -120,6 +122,7 @@ impl Settings {
                 policy: unsteered,
                 policy_name: declarations.get(unsteered).map_or("", |d| d.name),
                 values: ParamValues::defaults(&[]),
+                starvation_guard_ms: None,
             },
         })
     }
@@ -137,6 +140,15 @@ impl Settings {
                 None => return &self.unsteered,
             }
         }
+    }
+
+    /// How long an app of a queue may wait with tasks pending before the starvation guard puts
+    /// all its asks first: the `<starvationGuardMs>` of the queue's setup (its
+    /// [`queue_policy`](Self::queue_policy)), else the yarn-site `starvation-guard-ms`.
+    pub fn starvation_guard_ms(&self, setup: &QueueSetup) -> u64 {
+        setup
+            .starvation_guard_ms
+            .unwrap_or(self.starvation_guard_ms)
     }
 
     /// The yarn-site keys of the policy at `index` in the registry.

@@ -39,6 +39,15 @@ pub enum ParamKind {
         default: &'static str,
         words: &'static [&'static str],
     },
+    /// A whole number in `[min, max]` or one of a few words that stand for a number worked out
+    /// at run time (FRESH's `k`: `3`, `half`, `all`). `default` is one of the words or a
+    /// number in range, as text.
+    WholeOrWord {
+        default: &'static str,
+        min: f64,
+        max: f64,
+        words: &'static [&'static str],
+    },
 }
 
 /// A parsed value of a [`Param`].
@@ -113,11 +122,35 @@ impl Param {
         }
     }
 
+    /// A whole number in `[min, max]`, or one of `words`.
+    pub const fn whole_or_word(
+        name: &'static str,
+        default: &'static str,
+        (min, max): (f64, f64),
+        words: &'static [&'static str],
+        doc: &'static str,
+    ) -> Param {
+        Param {
+            name,
+            kind: ParamKind::WholeOrWord {
+                default,
+                min,
+                max,
+                words,
+            },
+            doc,
+        }
+    }
+
     pub fn default_value(&self) -> Value {
         match self.kind {
             ParamKind::Number { default, .. } => Value::Number(default),
             ParamKind::Bool { default } => Value::Bool(default),
             ParamKind::Word { default, .. } => Value::Word(default),
+            // A declaration whose default its own kind refuses is a bug its first test finds.
+            ParamKind::WholeOrWord { default, .. } => self
+                .parse(default)
+                .unwrap_or_else(|reason| panic!("default of {} {reason}", self.name)),
         }
     }
 
@@ -160,6 +193,23 @@ impl Param {
                 .find(|word| **word == trimmed)
                 .map(|word| Value::Word(word))
                 .ok_or_else(|| format!("must be {}", alternatives(words))),
+            ParamKind::WholeOrWord {
+                min, max, words, ..
+            } => {
+                if let Some(word) = words.iter().find(|word| **word == trimmed) {
+                    return Ok(Value::Word(word));
+                }
+                match trimmed.parse::<f64>() {
+                    Ok(v) if v.is_finite() && v.fract() == 0.0 && (min..=max).contains(&v) => {
+                        Ok(Value::Number(v))
+                    }
+                    _ => Err(format!(
+                        "must be a whole number in [{min}, {max}] or {}: {}",
+                        alternatives(words),
+                        self.doc
+                    )),
+                }
+            }
         }
     }
 
@@ -178,11 +228,10 @@ impl Param {
                 format!("{what} in {open}{min}, {max}]")
             }
             ParamKind::Bool { .. } => "`true`, `false`".to_string(),
-            ParamKind::Word { words, .. } => words
-                .iter()
-                .map(|w| format!("`{w}`"))
-                .collect::<Vec<_>>()
-                .join(", "),
+            ParamKind::Word { words, .. } => quoted(words),
+            ParamKind::WholeOrWord {
+                min, max, words, ..
+            } => format!("whole number in [{min}, {max}], {}", quoted(words)),
         }
     }
 
@@ -191,9 +240,20 @@ impl Param {
         match self.kind {
             ParamKind::Number { default, .. } => format!("{default}"),
             ParamKind::Bool { default } => format!("{default}"),
-            ParamKind::Word { default, .. } => default.to_string(),
+            ParamKind::Word { default, .. } | ParamKind::WholeOrWord { default, .. } => {
+                default.to_string()
+            }
         }
     }
+}
+
+/// `` `a`, `b` ``: the words of a README values column.
+fn quoted(words: &[&str]) -> String {
+    words
+        .iter()
+        .map(|w| format!("`{w}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `a or b`, `a, b or c`.
@@ -305,6 +365,14 @@ impl ParamValues {
             other => panic!("parameter {name} is {other:?}, not a word"),
         }
     }
+
+    /// A declared whole-number-or-word parameter, as it was given.
+    pub fn whole_or_word(&self, name: &str) -> Value {
+        match self.value(name) {
+            value @ (Value::Number(_) | Value::Word(_)) => value,
+            other => panic!("parameter {name} is {other:?}, not a number or a word"),
+        }
+    }
 }
 
 // The typed copy is a cache of the values: it is not part of what the values are.
@@ -395,6 +463,7 @@ mod tests {
         Param::whole("count", 0.0, 0.0, 5.0, "a count"),
         Param::bool("on", false, "a switch"),
         Param::word("mode", "a", &["a", "b", "c"], "a mode"),
+        Param::whole_or_word("jobs", "half", (1.0, 100.0), &["half", "all"], "a count"),
     ];
 
     #[test]
@@ -404,6 +473,7 @@ mod tests {
             "count" => Some("2.5"),
             "on" => Some("yes"),
             "mode" => Some("d"),
+            "jobs" => Some("most"),
             _ => None,
         };
         let mut problems = Vec::new();
@@ -416,6 +486,7 @@ mod tests {
                 "<count>: value '2.5' must be a whole number: a count",
                 "<on>: value 'yes' must be true or false",
                 "<mode>: value 'd' must be a, b or c",
+                "<jobs>: value 'most' must be a whole number in [1, 100] or half or all: a count",
             ]
         );
         assert_eq!(values, ParamValues::defaults(PARAMS));
@@ -428,6 +499,7 @@ mod tests {
             "count" => Some("3"),
             "on" => Some("true"),
             "mode" => Some("c"),
+            "jobs" => Some("4"),
             _ => None,
         };
         let mut problems = Vec::new();
@@ -437,6 +509,14 @@ mod tests {
         assert_eq!(values.number("count"), 3.0);
         assert!(values.bool("on"));
         assert_eq!(values.word("mode"), "c");
+        assert_eq!(values.whole_or_word("jobs"), Value::Number(4.0));
+        assert_eq!(
+            ParamValues::defaults(PARAMS).whole_or_word("jobs"),
+            Value::Word("half")
+        );
+        for refused in ["0", "2.5", "101", "Half"] {
+            assert!(PARAMS[4].parse(refused).is_err(), "{refused}");
+        }
         let read = |v: &ParamValues| (v.number("count"), v.bool("on"));
         assert_eq!(*values.typed(read), (3.0, true));
     }

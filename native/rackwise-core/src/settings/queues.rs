@@ -1,13 +1,30 @@
 //! The queues' `<rackwise>` elements of fair-scheduler.xml: which policy steers each queue, with
 //! its parameters, checked against the policies' declarations.
 
-use super::params::{Declaration, Param, ParamValues};
+use super::cluster;
+use super::params::{Declaration, Param, ParamValues, Value};
 use crate::error::ConfigProblem;
 use crate::protocol::QueueSettings;
 use std::collections::BTreeMap;
 
 /// The one element of `<rackwise>` every queue has: which policy steers it.
 pub const ELEMENT_POLICY: &str = "policy";
+
+/// A steered queue's own starvation guard, under any policy. Absent, the queue has the
+/// yarn-site `starvation-guard-ms`: a queue whose policy holds jobs for longer (FRESH's
+/// admission through a minutes-long map phase) raises its own bound without loosening the
+/// others'.
+pub const ELEMENT_STARVATION_GUARD: &str = "starvationGuardMs";
+
+/// `<starvationGuardMs>` as a parameter: the yarn-site key's bounds, under the element's name.
+pub fn starvation_guard_element() -> Param {
+    Param {
+        name: ELEMENT_STARVATION_GUARD,
+        doc: "no app of this queue is held back by Rackwise for longer than this; absent = \
+              the yarn-site `starvation-guard-ms`",
+        ..*cluster::starvation_guard_key()
+    }
+}
 
 /// The resolved policy of one queue and its parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,6 +34,9 @@ pub struct QueueSetup {
     pub policy_name: &'static str,
     /// The policy's declared queue parameters, set or defaulted.
     pub values: ParamValues,
+    /// The queue's `<starvationGuardMs>`; `None` = the yarn-site key's (see
+    /// [`Settings::starvation_guard_ms`](super::Settings::starvation_guard_ms)).
+    pub starvation_guard_ms: Option<u64>,
 }
 
 /// The position of the `<policy>` name `text` among `declarations` (case and spaces ignored).
@@ -35,7 +55,7 @@ pub(super) fn policy_names(declarations: &[Declaration]) -> String {
 
 /// Every element `<rackwise>` accepts, in registry order.
 fn queue_elements(declarations: &[Declaration]) -> String {
-    let mut names = vec![ELEMENT_POLICY];
+    let mut names = vec![ELEMENT_POLICY, ELEMENT_STARVATION_GUARD];
     for declaration in declarations {
         for param in declaration.queue_params {
             if !names.contains(&param.name) {
@@ -66,6 +86,7 @@ pub(super) fn parse_queues(
             .get(ELEMENT_POLICY)
             .and_then(|raw| policy_index(declarations, raw));
         let mut values = chosen.map(|i| ParamValues::defaults(declarations[i].queue_params));
+        let mut starvation_guard_ms = None;
         // Element by element, in name order: each is checked against the chosen policy's
         // declaration if it has one, else against the first policy declaring it.
         for (name, raw) in elements {
@@ -79,6 +100,18 @@ pub(super) fn parse_queues(
                             policy_names(declarations)
                         ),
                     });
+                }
+                continue;
+            }
+            if name == ELEMENT_STARVATION_GUARD {
+                match starvation_guard_element().parse(raw) {
+                    Ok(Value::Number(ms)) => starvation_guard_ms = Some(ms as u64),
+                    Ok(_) => unreachable!("the guard is declared as a number"),
+                    Err(reason) => problems.push(ConfigProblem {
+                        element: element(name),
+                        value: raw.clone(),
+                        reason,
+                    }),
                 }
                 continue;
             }
@@ -110,6 +143,16 @@ pub(super) fn parse_queues(
         }
         if let (Some(i), Some(values)) = (chosen, values.as_ref()) {
             let declaration = &declarations[i];
+            if !declaration.steers && starvation_guard_ms.is_some() {
+                problems.push(ConfigProblem {
+                    element: element(ELEMENT_STARVATION_GUARD),
+                    value: elements[ELEMENT_STARVATION_GUARD].clone(),
+                    reason: format!(
+                        "applies only to a steered queue: <policy>{}</policy> holds nothing back",
+                        declaration.name
+                    ),
+                });
+            }
             if declaration.steers {
                 check_foreign_elements(declaration, declarations, elements, &element, problems);
                 for problem in (declaration.check)(values) {
@@ -138,6 +181,7 @@ pub(super) fn parse_queues(
                 policy,
                 policy_name: declarations.get(policy).map_or("", |d| d.name),
                 values: values.unwrap_or_else(|| ParamValues::defaults(&[])),
+                starvation_guard_ms,
             },
         );
     }
@@ -154,7 +198,10 @@ fn check_foreign_elements(
     problems: &mut Vec<ConfigProblem>,
 ) {
     for (name, raw) in elements {
-        if name == ELEMENT_POLICY || declares(chosen, name).is_some() {
+        if name == ELEMENT_POLICY
+            || name == ELEMENT_STARVATION_GUARD
+            || declares(chosen, name).is_some()
+        {
             continue;
         }
         let owners: Vec<String> = declarations

@@ -4,6 +4,7 @@
 //! make one offer.
 #![allow(dead_code)] // each suite uses a different part of it
 
+use rackwise_core::policy::fresh::Fresh;
 use rackwise_core::policy::nas::Nas;
 use rackwise_core::policy::shufflewatcher::{JobPlacement, ShuffleWatcher};
 use rackwise_core::policy::Registry;
@@ -33,6 +34,11 @@ impl TestEnv {
     /// NAS's memory.
     pub fn nas_memory(&self) -> &Nas {
         self.engine.policy::<Nas>().expect("nas is built in")
+    }
+
+    /// FRESH's memory.
+    pub fn fresh_memory(&self) -> &Fresh {
+        self.engine.policy::<Fresh>().expect("fresh is built in")
     }
 
     /// ShuffleWatcher's SAMP and SARP decisions for a job.
@@ -76,6 +82,15 @@ impl TestEnv {
             plain_queue(),
         ];
         Self::with_queues(racks, nodes_per_rack, settings, queues)
+    }
+
+    /// A queue `root.fresh` under FRESH with the given extra `<rackwise>` elements, and
+    /// `root.plain`.
+    pub fn fresh(racks: u32, nodes_per_rack: u32, fresh_elements: &[(&str, &str)]) -> TestEnv {
+        let mut elements = vec![("policy", "fresh")];
+        elements.extend_from_slice(fresh_elements);
+        let queues = vec![queue("root.fresh", &elements), plain_queue()];
+        Self::with_queues(racks, nodes_per_rack, &[], queues)
     }
 
     fn with_queues(

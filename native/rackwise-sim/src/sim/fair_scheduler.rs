@@ -12,7 +12,9 @@
 
 use super::core_link::OfferPlan;
 use super::event_loop::Ev;
-use super::{Job, JobPhase, Policy, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
+use super::{
+    Job, JobPhase, Policy, Sim, CAPACITY_MAX_SHARE, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE,
+};
 use rackwise_core::mapreduce::{self, Placement};
 use rackwise_core::protocol::{ContainerId, Event, Locality, Priority};
 
@@ -79,7 +81,7 @@ impl Sim<'_> {
     /// (FIFO leaf queues).
     fn app_order(&self, j: u32) -> u32 {
         match self.policy {
-            Policy::FairFifo => self.submit_rank[j as usize],
+            Policy::FairFifo | Policy::Capacity => self.submit_rank[j as usize],
             _ => self.jobs[j as usize].running,
         }
     }
@@ -139,7 +141,9 @@ impl Sim<'_> {
         let containers_before = self.counters.containers;
         match self.policy {
             Policy::Fifo => self.offer_fifo(node),
-            Policy::Fair | Policy::FairFifo => self.offer_fair(node, false, None),
+            Policy::Fair | Policy::FairFifo | Policy::FairSplit { .. } | Policy::Capacity => {
+                self.offer_fair(node, false, None)
+            }
             Policy::Delay => self.offer_fair(node, true, None),
             Policy::Core(_) => {
                 let plan = self.ask_core(node);
@@ -184,6 +188,9 @@ impl Sim<'_> {
             users.extend(self.users_demand.iter().map(|&(_, u)| u));
             let mut chosen: Option<(u32, i32, Locality, Option<usize>)> = None;
             'queues: for &u in &users {
+                if self.over_capacity(u) {
+                    continue;
+                }
                 apps.clear();
                 apps.extend(self.user_apps[u as usize].iter().map(|&(_, j)| j));
                 let head = plan
@@ -291,6 +298,13 @@ impl Sim<'_> {
     /// `FSLeafQueue.canRunAppAM`: one more AM container fits in `maxAMShare` of the user
     /// queue's instantaneous fair share (the cluster split evenly between the queues with an
     /// app; a share of zero falls back to what is free), rounded up, memory and vcores alike.
+    /// Under `capacity`, whether the user's queue holds its maximum share of the containers.
+    fn over_capacity(&self, user: u32) -> bool {
+        let containers = self.cluster.nodes() as f64 * self.cluster.containers_per_node as f64;
+        matches!(self.policy, Policy::Capacity)
+            && self.user_running[user as usize] as f64 >= CAPACITY_MAX_SHARE * containers
+    }
+
     pub(super) fn am_share_allows(&self, user: u32) -> bool {
         if self.max_am_share < 0.0 {
             return true;
@@ -320,10 +334,15 @@ impl Sim<'_> {
         if job.am_pending {
             return Some((PRIORITY_AM, Locality::OffSwitch));
         }
-        if job.pending_reduces > 0 {
+        let (map_cap, reduce_cap) = match self.policy {
+            Policy::FairSplit { maps, reduces } => (maps, reduces),
+            _ => (u32::MAX, u32::MAX),
+        };
+        let state = &self.nodes[node as usize];
+        if job.pending_reduces > 0 && state.reduces < reduce_cap {
             return Some((PRIORITY_REDUCE, Locality::OffSwitch));
         }
-        if job.pending_maps > 0 {
+        if job.pending_maps > 0 && state.maps < map_cap {
             return self
                 .map_locality(job, node, allowed)
                 .map(|l| (PRIORITY_MAP, l));
@@ -372,6 +391,7 @@ impl Sim<'_> {
         self.fs_remove(j);
         let u = self.jobs[j as usize].user as usize;
         self.user_running[u] += 1;
+        self.account_busy(j);
         self.jobs[j as usize].running += 1;
         self.running_containers += 1;
         self.counters.containers += 1;
@@ -389,10 +409,12 @@ impl Sim<'_> {
                 self.push(at, Ev::AmReady(j));
             }
             PRIORITY_REDUCE => {
+                self.nodes[node as usize].reduces += 1;
                 self.jobs[j as usize].pending_reduces -= 1;
                 self.start_reduce(j, node, container);
             }
             _ => {
+                self.nodes[node as usize].maps += 1;
                 let m = self.take_map(j, node, locality);
                 self.start_map(j, m, node, container, locality);
                 self.collector.map_placed(locality);
@@ -417,8 +439,24 @@ impl Sim<'_> {
         }
     }
 
-    pub(super) fn release(&mut self, j: u32, node: u32, container: u32) {
+    /// Adds the job's container-time since its running count last changed (call before
+    /// changing it).
+    pub(super) fn account_busy(&mut self, j: u32) {
+        let now = self.now;
+        let job = &mut self.jobs[j as usize];
+        job.busy_ms += job.running as u64 * now.saturating_sub(job.busy_since_ms);
+        job.busy_since_ms = now;
+    }
+
+    /// Releases a container that ran at `priority` (an AM, a map or a reduce).
+    pub(super) fn release(&mut self, j: u32, node: u32, container: u32, priority: i32) {
         self.last_progress_ms = self.now;
+        let state = &mut self.nodes[node as usize];
+        match priority {
+            PRIORITY_MAP => state.maps -= 1,
+            PRIORITY_REDUCE => state.reduces -= 1,
+            _ => {}
+        }
         self.fs_remove(j);
         let u = self.jobs[j as usize].user as usize;
         let job = &mut self.jobs[j as usize];
@@ -427,6 +465,7 @@ impl Sim<'_> {
             self.user_ams[u] -= 1;
         }
         self.user_running[u] -= 1;
+        self.account_busy(j);
         self.jobs[j as usize].running -= 1;
         self.fs_insert(j);
         self.running_containers -= 1;
@@ -482,6 +521,7 @@ mod tests {
             maps: 1,
             reduces: 0,
             class: ShuffleClass::of_shuffle_bytes(0),
+            task_s: None,
         }]
     }
 

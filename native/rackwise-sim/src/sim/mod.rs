@@ -49,6 +49,7 @@ use crate::network::{FlowId, Network};
 use crate::oracle::ReduceLaunch;
 use crate::rng::Rng;
 use crate::workload::JobSpec;
+use crate::workload::TaskProfile;
 use event_loop::{Ev, Hb};
 use mr_am::AmState;
 use rackwise_core::mapreduce;
@@ -78,6 +79,14 @@ pub enum Policy {
     FairFifo,
     /// Hadoop's FifoScheduler.
     Fifo,
+    /// Hadoop 1's fixed slots under FairScheduler (`fair-M:R`, e.g. `fair-2:2`): per node at
+    /// most `maps` map and `reduces` reduce containers, the rest as `fair`. The FRESH paper's
+    /// baseline; ApplicationMasters (Hadoop 1 had none) take any free container.
+    FairSplit { maps: u32, reduces: u32 },
+    /// A Capacity-Scheduler-like setup (the FRESH paper's): one queue per user, a queue's jobs
+    /// in submission order, no queue above `CAPACITY_MAX_SHARE` of the cluster's containers;
+    /// the least-used queue goes first, as under `fair`.
+    Capacity,
     /// A policy of the Rackwise core, by the name its configuration accepts.
     Core(String),
 }
@@ -87,10 +96,25 @@ pub enum Policy {
 /// of these.
 pub const BASELINES: &[&str] = &["fair", "delay", "fair-fifo", "fifo"];
 
+/// The FRESH paper's baselines as named in help texts (not stock YARN FairScheduler setups, so
+/// not among `BASELINES`).
+pub const PAPER_BASELINES: &str =
+    "fair-M:R (Hadoop 1's fixed slots, e.g. fair-2:2), capacity (FIFO queues of at most 90 %)";
+
+/// The `capacity` baseline's maximum share of the cluster per queue (the paper's 90 %).
+pub const CAPACITY_MAX_SHARE: f64 = 0.9;
+
 impl Policy {
     /// Whether the policy is one of the stock `BASELINES` rather than a Rackwise core policy.
     pub fn is_baseline(&self) -> bool {
         !matches!(self, Policy::Core(_))
+    }
+
+    /// `fair-M:R` with whole numbers `M, R ≥ 1`.
+    fn split(name: &str) -> Option<(u32, u32)> {
+        let (maps, reduces) = name.strip_prefix("fair-")?.split_once(':')?;
+        let (maps, reduces) = (maps.parse().ok()?, reduces.parse().ok()?);
+        (maps > 0 && reduces > 0).then_some((maps, reduces))
     }
 
     pub fn parse(name: &str) -> Policy {
@@ -99,7 +123,11 @@ impl Policy {
             "delay" => Policy::Delay,
             "fair-fifo" => Policy::FairFifo,
             "fifo" => Policy::Fifo,
-            other => Policy::Core(other.to_string()),
+            "capacity" => Policy::Capacity,
+            other => match Policy::split(other) {
+                Some((maps, reduces)) => Policy::FairSplit { maps, reduces },
+                None => Policy::Core(other.to_string()),
+            },
         }
     }
 }
@@ -177,6 +205,9 @@ impl Default for SimOptions {
 struct NodeState {
     rack: u32,
     free: u32,
+    /// Map and reduce containers running (what `fair-M:R` caps).
+    maps: u32,
+    reduces: u32,
     hb: Hb,
     phase_ms: u64,
     speed: f64,
@@ -232,6 +263,12 @@ struct Job {
     output_per_map: f64,
     shuffle_per_reduce: f64,
     output_per_reduce: f64,
+    /// A profiled job's task times, replacing the byte-driven compute.
+    task_s: Option<TaskProfile>,
+    /// Container-time the job has held (ms), up to `busy_since_ms`: FRESH's overall resource
+    /// use (the paper's Eq. 1, here with its ApplicationMaster's container).
+    busy_ms: u64,
+    busy_since_ms: u64,
     maps: Vec<MapTask>,
     by_host: BTreeMap<u32, Vec<u32>>,
     by_rack: BTreeMap<u32, Vec<u32>>,
@@ -408,6 +445,8 @@ impl<'a> Sim<'a> {
             .map(|i| NodeState {
                 rack: (i / cluster.nodes_per_rack) as u32,
                 free: cluster.containers_per_node,
+                maps: 0,
+                reduces: 0,
                 hb: Hb::None,
                 phase_ms: (i as u64 * hb) / n as u64,
                 speed: cluster.speed(i),
@@ -475,6 +514,9 @@ impl<'a> Sim<'a> {
                     } else {
                         0.0
                     },
+                    task_s: s.task_s,
+                    busy_ms: 0,
+                    busy_since_ms: 0,
                     maps: Vec::new(),
                     by_host: BTreeMap::new(),
                     by_rack: BTreeMap::new(),
@@ -612,4 +654,35 @@ fn submission_ranks(specs: &[JobSpec]) -> Vec<u32> {
         rank[j] = r as u32;
     }
     rank
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fair_m_r_names_the_split_baseline_and_nothing_else() {
+        assert_eq!(
+            Policy::parse("fair-2:2"),
+            Policy::FairSplit {
+                maps: 2,
+                reduces: 2
+            }
+        );
+        assert_eq!(
+            Policy::parse("fair-1:3"),
+            Policy::FairSplit {
+                maps: 1,
+                reduces: 3
+            }
+        );
+        for other in ["fair-0:4", "fair-2:x", "fair-2", "fair-fifo:1", "fair2:2"] {
+            assert!(
+                matches!(Policy::parse(other), Policy::Core(_) | Policy::FairFifo),
+                "{other}"
+            );
+        }
+        assert!(Policy::parse("fair-3:1").is_baseline());
+        assert_eq!(Policy::parse("capacity"), Policy::Capacity);
+    }
 }

@@ -18,9 +18,10 @@ use super::sampling::SAMPLE_MS;
 use super::transfers::{
     owner, OWN_MAP_READ, OWN_MAP_REPL, OWN_RED_LOCAL, OWN_RED_REMOTE, OWN_RED_REPL,
 };
-use super::{JobPhase, MapTask, ReduceTask, Sim};
+use super::{JobPhase, MapTask, ReduceTask, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
 use crate::cluster::Cluster;
 use crate::oracle::{job_bounds, JobShuffle, ReduceLaunch};
+use crate::rng::Rng;
 use rackwise_core::protocol::{Event, Locality};
 use std::collections::BTreeMap;
 
@@ -348,7 +349,7 @@ impl Sim<'_> {
         self.counters.shuffle_refetched += fetched;
         self.counters.reduces_preempted += 1;
         self.jobs[j as usize].reduces_killed += 1;
-        self.release(j, node, container);
+        self.release(j, node, container, PRIORITY_REDUCE);
         self.am_wake(j);
     }
 
@@ -603,9 +604,14 @@ impl Sim<'_> {
         let input = job.input_per_map;
         let remote = locality != Locality::NodeLocal && input > 0.0;
         task.inputs_left = 1 + remote as u8;
-        let compute_ms = (c.task_overhead_s * 1000.0
-            + input / Cluster::mib_per_s_to_bytes_per_ms(c.map_mib_per_s))
-            / speed;
+        let work_ms = match job.task_s {
+            Some(profile) => profiled_ms(profile.map_s, profile.spread, &mut self.rng),
+            None => {
+                c.task_overhead_s * 1000.0
+                    + input / Cluster::mib_per_s_to_bytes_per_ms(c.map_mib_per_s)
+            }
+        };
+        let compute_ms = work_ms / speed;
         self.push(self.now + compute_ms.round() as u64, Ev::MapCpuDone(j, m));
         if !remote {
             return;
@@ -666,7 +672,7 @@ impl Sim<'_> {
             let task = &self.jobs[j as usize].maps[m as usize];
             (task.node, task.container)
         };
-        self.release(j, node, container);
+        self.release(j, node, container, PRIORITY_MAP);
         let rack = self.nodes[node as usize].rack;
         let job = &mut self.jobs[j as usize];
         job.maps_done += 1;
@@ -816,10 +822,15 @@ impl Sim<'_> {
         self.jobs[j as usize].reduces[r as usize].shuffling = false;
         let c = self.cluster;
         let job = &self.jobs[j as usize];
-        let ms = (c.task_overhead_s * 1000.0
-            + job.shuffle_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.merge_mib_per_s)
-            + job.output_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s))
-            / self.nodes[node as usize].speed;
+        let work_ms = match job.task_s {
+            Some(profile) => profiled_ms(profile.reduce_s, profile.spread, &mut self.rng),
+            None => {
+                c.task_overhead_s * 1000.0
+                    + job.shuffle_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.merge_mib_per_s)
+                    + job.output_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s)
+            }
+        };
+        let ms = work_ms / self.nodes[node as usize].speed;
         self.push(self.now + ms.round() as u64, Ev::ReduceCpuDone(j, r));
     }
 
@@ -846,7 +857,7 @@ impl Sim<'_> {
         job.reduces_done += 1;
         let launch = job.reduces[r as usize].launch.clone();
         job.finished_reduces.push(launch);
-        self.release(j, node, container);
+        self.release(j, node, container, PRIORITY_REDUCE);
         let job = &self.jobs[j as usize];
         if job.reduces_done == job.reduces_total && job.maps_done == job.maps_total {
             self.job_done(j);
@@ -883,7 +894,7 @@ impl Sim<'_> {
             self.jobs[j as usize].am_node,
             self.jobs[j as usize].am_container,
         );
-        self.release(j, node, container);
+        self.release(j, node, container, PRIORITY_AM);
         self.record_cross_rack_bounds(j);
         let user = self.jobs[j as usize].user as usize;
         self.user_active_apps[user] -= 1;
@@ -905,11 +916,23 @@ impl Sim<'_> {
         job.maps_running_at_launch = Vec::new();
         job.finished_reduces = Vec::new();
         self.jobs_done += 1;
-        self.collector.job_done(j as usize, self.now);
+        self.collector
+            .job_done(j as usize, self.now, self.jobs[j as usize].busy_ms);
         if self.engine.is_some() {
             self.core_events.push(Event::AppRemoved {
                 app: self.app_ids[j as usize].clone(),
             });
         }
     }
+}
+
+/// One profiled task's time: its mean × a uniform factor in `[1 − spread, 1 + spread]` (no
+/// draw without spread, so an exact batch consumes nothing of the run's random stream).
+fn profiled_ms(mean_s: f64, spread: f64, rng: &mut Rng) -> f64 {
+    let factor = if spread > 0.0 {
+        1.0 + spread * (2.0 * rng.unit() - 1.0)
+    } else {
+        1.0
+    };
+    mean_s * 1000.0 * factor
 }

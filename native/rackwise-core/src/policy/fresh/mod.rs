@@ -1,0 +1,618 @@
+//! FRESH (Wang et al.), translated from Hadoop 0.20's typed slots to a YARN queue's containers.
+//! Per offer, for each queue under `fresh`:
+//! - **admission** (§III): at most `k` jobs in their map phase (M) and `k` in their reduce phase
+//!   (R). Jobs waiting to start their maps are admitted in Johnson's order of their profiles;
+//!   a job done with its maps joins R when there is room, else waits first-come first-served
+//!   (R'). A job not admitted to the phase it is in places nothing.
+//! - **map or reduce** (Algorithms 2, 3): the freed container runs a map iff the expected
+//!   number of map containers exceeds the maps the queue runs now, over the queue's own
+//!   containers instead of the paper's `S` slots. Reduces asked at slow-start stay pending in
+//!   the ApplicationMaster until FRESH gives them a container.
+//! - **which job** (Algorithm 4): the admitted job with the least overall resource use `r_i`.
+//!
+//! Job profiles (mean map and reduce task time) come from the job's own finished tasks, else
+//! from finished jobs of the same name seen by this engine, else from the queue's defaults.
+//! When FRESH prefers one kind and no admitted job has a task of it pending, the other kind
+//! goes (a container left idle helps no job).
+
+pub mod batch;
+pub mod fairness;
+pub mod share;
+
+use crate::mapreduce::TaskKind;
+use crate::policy::{Candidate, Context, Policy, Turn};
+use crate::protocol::{AppId, Locality, PlanEntry};
+use crate::settings::{params::no_check, Declaration, Param, ParamValues, Value};
+use crate::state::{App, ClusterState, Observation};
+use batch::{johnson_order, JobProfile};
+use share::{expected_map_containers, Lightest, ShareInputs};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+
+const JOBS_PER_PHASE: &str = "jobsPerPhase";
+const LOOKAHEAD_PROGRESS: &str = "lookaheadProgress";
+const SWITCH_GAP: &str = "switchGap";
+const REDUCE_INTERVAL_WINDOW: &str = "reduceIntervalWindow";
+const DEFAULT_MAP_MS: &str = "defaultMapMs";
+const DEFAULT_REDUCE_MS: &str = "defaultReduceMs";
+
+/// Most job names whose task times FRESH keeps: names carrying a timestamp or a run id would
+/// otherwise grow the history for as long as the ResourceManager runs. Names seen first stay.
+const HISTORY_NAMES: usize = 10_000;
+
+const HALF: &str = "half";
+const ALL: &str = "all";
+
+/// `k`: read by the queue's element and by the `fresh-static` command alike.
+const JOBS_PER_PHASE_PARAM: Param = Param::whole_or_word(
+    JOBS_PER_PHASE,
+    HALF,
+    (1.0, 100_000.0),
+    &[HALF, ALL],
+    "k: most jobs in the map phase and most in the reduce phase at once; half = half the \
+     jobs that arrived since the queue was last empty (rounded up), all = no limit",
+);
+
+/// The `<rackwise>` elements of a `fresh` queue.
+const QUEUE_PARAMS: &[Param] = &[
+    JOBS_PER_PHASE_PARAM,
+    Param::number(
+        LOOKAHEAD_PROGRESS,
+        0.8,
+        (0.0, false),
+        1.0,
+        "tau1: map progress of the job nearest the end of its maps from which FRESH looks \
+         ahead to its reduce work",
+    ),
+    Param::number(
+        SWITCH_GAP,
+        0.6,
+        (0.0, true),
+        100.0,
+        "tau2: relative gap between the map share reached and the share expected after that \
+         job's maps that makes FRESH follow the expected share",
+    ),
+    Param::whole(
+        REDUCE_INTERVAL_WINDOW,
+        10.0,
+        1.0,
+        1000.0,
+        "r: mean over this many recent intervals between the queue's reduce completions",
+    ),
+    Param::number(
+        DEFAULT_MAP_MS,
+        30_000.0,
+        (0.0, true),
+        86_400_000.0,
+        "mean map task time assumed for a job with no finished map and no history",
+    ),
+    Param::number(
+        DEFAULT_REDUCE_MS,
+        60_000.0,
+        (0.0, true),
+        86_400_000.0,
+        "mean reduce task time assumed for a job with no finished reduce and no history",
+    ),
+];
+
+/// `k`, as configured: a count, `half` or `all`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum JobsPerPhase {
+    Count(usize),
+    Half,
+    All,
+}
+
+impl JobsPerPhase {
+    /// Reads `k` as the `jobsPerPhase` element does; the error says why it is refused.
+    pub fn parse(text: &str) -> Result<JobsPerPhase, String> {
+        JOBS_PER_PHASE_PARAM
+            .parse(text)
+            .map(JobsPerPhase::from_value)
+    }
+
+    fn from_value(value: Value) -> JobsPerPhase {
+        match value {
+            Value::Number(k) => JobsPerPhase::Count(k as usize),
+            Value::Word(HALF) => JobsPerPhase::Half,
+            _ => JobsPerPhase::All,
+        }
+    }
+
+    /// `k` for a batch of `jobs` jobs (at least 1).
+    pub fn of(self, jobs: usize) -> usize {
+        match self {
+            JobsPerPhase::Count(k) => k,
+            JobsPerPhase::Half => jobs.div_ceil(2).max(1),
+            JobsPerPhase::All => usize::MAX,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Params {
+    jobs_per_phase: JobsPerPhase,
+    lookahead_progress: f64,
+    switch_gap: f64,
+    reduce_interval_window: usize,
+    default_map_ms: f64,
+    default_reduce_ms: f64,
+}
+
+impl Params {
+    fn of(values: &ParamValues) -> Params {
+        Params {
+            jobs_per_phase: JobsPerPhase::from_value(values.whole_or_word(JOBS_PER_PHASE)),
+            lookahead_progress: values.number(LOOKAHEAD_PROGRESS),
+            switch_gap: values.number(SWITCH_GAP),
+            reduce_interval_window: values.number(REDUCE_INTERVAL_WINDOW) as usize,
+            default_map_ms: values.number(DEFAULT_MAP_MS),
+            default_reduce_ms: values.number(DEFAULT_REDUCE_MS),
+        }
+    }
+}
+
+/// A running mean of task times.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Mean {
+    sum_ms: f64,
+    count: u32,
+}
+
+impl Mean {
+    fn add(&mut self, ms: f64) {
+        self.sum_ms += ms;
+        self.count += 1;
+    }
+
+    fn get(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.sum_ms / self.count as f64)
+    }
+}
+
+/// Mean task times of one job, or of the finished runs of one job name.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct TaskTimes {
+    map: Mean,
+    reduce: Mean,
+}
+
+impl TaskTimes {
+    fn of(&mut self, kind: TaskKind) -> Option<&mut Mean> {
+        match kind {
+            TaskKind::Map => Some(&mut self.map),
+            TaskKind::Reduce => Some(&mut self.reduce),
+            _ => None,
+        }
+    }
+}
+
+/// What FRESH observed of one job.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct JobRecord {
+    name: String,
+    times: TaskTimes,
+    /// Container-time of its finished map and reduce tasks.
+    finished_busy_ms: u64,
+    /// Its running map and reduce tasks, and the sum of their start times: their time so far
+    /// is `running · now − start sum`, with no walk over containers.
+    running: u64,
+    running_start_sum_ms: u64,
+    /// `T_i`: when it was admitted to its map phase.
+    started_ms: Option<u64>,
+}
+
+impl JobRecord {
+    fn busy_ms(&self, now_ms: u64) -> u64 {
+        self.finished_busy_ms + (self.running * now_ms).saturating_sub(self.running_start_sum_ms)
+    }
+}
+
+/// The admission sets of one queue.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Phases {
+    /// M: admitted to their map phase, in admission order.
+    pub mapping: Vec<AppId>,
+    /// R: admitted to their reduce phase.
+    pub reducing: Vec<AppId>,
+    /// R': done with their maps, waiting for room in R, first come first served.
+    pub waiting: VecDeque<AppId>,
+    /// Every job seen since the queue was last empty: `half` is half of these.
+    batch: BTreeSet<AppId>,
+    /// Finish times of the queue's latest reduces, for `r`.
+    reduce_finishes: VecDeque<u64>,
+}
+
+impl Phases {
+    fn holds(&self, id: &AppId) -> bool {
+        self.mapping.contains(id) || self.reducing.contains(id) || self.waiting.contains(id)
+    }
+
+    /// `r`: mean interval between the recorded reduce completions.
+    fn reduce_interval(&self) -> Option<f64> {
+        let (first, last) = (self.reduce_finishes.front()?, self.reduce_finishes.back()?);
+        let intervals = self.reduce_finishes.len() - 1;
+        (intervals > 0).then(|| (last - first) as f64 / intervals as f64)
+    }
+}
+
+/// FRESH's memory: each observed job, each queue's admission sets, and task times learned from
+/// finished jobs by name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Fresh {
+    jobs: BTreeMap<AppId, JobRecord>,
+    queues: BTreeMap<String, Phases>,
+    history: BTreeMap<String, TaskTimes>,
+}
+
+/// Every map task of the job is done (it asked for some, none is pending or running).
+fn maps_done(app: &App) -> bool {
+    app.job.known_maps(app.pending(TaskKind::Map)) > 0
+        && app.pending(TaskKind::Map) == 0
+        && app.job.running_maps == 0
+}
+
+/// Every reduce task the job has, as far as its counters and asks tell, is done.
+fn reduces_done(app: &App) -> bool {
+    maps_done(app)
+        && app.pending(TaskKind::Reduce) == 0
+        && app.job.running_reduces == 0
+        && app.job.finished_reduces >= app.job.reduces_total
+}
+
+/// Map tasks of the job not yet finished (`n'_m`).
+fn maps_left(app: &App) -> u32 {
+    app.pending(TaskKind::Map) + app.job.running_maps
+}
+
+fn reduces_left(app: &App) -> u32 {
+    app.job
+        .known_reduces(app.pending(TaskKind::Reduce))
+        .saturating_sub(app.job.finished_reduces)
+}
+
+impl Fresh {
+    /// The admission sets of `queue`, as of its last offer.
+    pub fn phases(&self, queue: &str) -> Option<&Phases> {
+        self.queues.get(queue)
+    }
+
+    /// `r_i` of a job at `now_ms`, if FRESH has admitted it.
+    pub fn resource_use(&self, app: &AppId, now_ms: u64) -> Option<f64> {
+        let record = self.jobs.get(app)?;
+        let started = record.started_ms?;
+        Some(fairness::resource_use(
+            record.busy_ms(now_ms),
+            started,
+            now_ms,
+        ))
+    }
+
+    /// Mean map and reduce task time (ms) of a job: its own finished tasks, else its name's
+    /// history, else the defaults.
+    fn task_times(&self, id: &AppId, app: &App, params: &Params) -> (f64, f64) {
+        let own = self.jobs.get(id).map(|r| r.times).unwrap_or_default();
+        let learned = self.history.get(&app.name).copied().unwrap_or_default();
+        let pick =
+            |own: Mean, learned: Mean, default: f64| own.get().or(learned.get()).unwrap_or(default);
+        (
+            pick(own.map, learned.map, params.default_map_ms),
+            pick(own.reduce, learned.reduce, params.default_reduce_ms),
+        )
+    }
+
+    fn profile(&self, id: &AppId, app: &App, params: &Params) -> JobProfile {
+        let (map_time, reduce_time) = self.task_times(id, app, params);
+        JobProfile {
+            maps: app.job.known_maps(app.pending(TaskKind::Map)),
+            reduces: app.job.known_reduces(app.pending(TaskKind::Reduce)),
+            map_time,
+            reduce_time,
+        }
+    }
+
+    fn follow(&mut self, context: &Context, observation: &Observation) {
+        match observation {
+            Observation::TaskStarted {
+                app,
+                kind: TaskKind::Map | TaskKind::Reduce,
+                time_ms,
+                ..
+            } => {
+                if let Some(record) = self.steered_record(context, app) {
+                    record.running += 1;
+                    record.running_start_sum_ms += time_ms;
+                }
+            }
+            Observation::TaskFinished {
+                app,
+                kind,
+                start_ms,
+                finish_ms,
+                ..
+            } => {
+                let Some(record) = self.steered_record(context, app) else {
+                    return;
+                };
+                let Some(mean) = record.times.of(*kind) else {
+                    return;
+                };
+                let took = finish_ms.saturating_sub(*start_ms);
+                mean.add(took as f64);
+                record.finished_busy_ms += took;
+                // A task started before FRESH followed the job was never counted as running.
+                if record.running > 0 {
+                    record.running -= 1;
+                    record.running_start_sum_ms =
+                        record.running_start_sum_ms.saturating_sub(*start_ms);
+                }
+                if *kind == TaskKind::Reduce {
+                    self.reduce_finished(context, app, *finish_ms);
+                }
+            }
+            Observation::AppRemoved { app } => {
+                let Some(record) = self.jobs.remove(app) else {
+                    return;
+                };
+                if self.history.len() >= HISTORY_NAMES && !self.history.contains_key(&record.name) {
+                    return;
+                }
+                let learned = self.history.entry(record.name).or_default();
+                for (into, from) in [
+                    (&mut learned.map, record.times.map),
+                    (&mut learned.reduce, record.times.reduce),
+                ] {
+                    if let Some(mean) = from.get() {
+                        into.add(mean);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The record of a job of a queue under FRESH, created on first sight.
+    fn steered_record(&mut self, context: &Context, id: &AppId) -> Option<&mut JobRecord> {
+        let app = context.state.apps.get(id)?;
+        context.steered(&app.queue)?;
+        Some(self.jobs.entry(id.clone()).or_insert_with(|| JobRecord {
+            name: app.name.clone(),
+            ..JobRecord::default()
+        }))
+    }
+
+    fn reduce_finished(&mut self, context: &Context, id: &AppId, finish_ms: u64) {
+        let Some(app) = context.state.apps.get(id) else {
+            return;
+        };
+        let Some(values) = context.steered(&app.queue) else {
+            return;
+        };
+        let window = values.typed(Params::of).reduce_interval_window;
+        let finishes = &mut self
+            .queues
+            .entry(app.queue.clone())
+            .or_default()
+            .reduce_finishes;
+        finishes.push_back(finish_ms);
+        while finishes.len() > window + 1 {
+            finishes.pop_front();
+        }
+    }
+
+    /// Brings a queue's admission sets up to date with its jobs: jobs that left a phase leave
+    /// its set, R fills from R', M from the waiting jobs in Johnson's order. Returns the map
+    /// work of the job that would be admitted next (0 if none waits).
+    fn admit(&mut self, queue: &str, state: &ClusterState, params: &Params, now_ms: u64) -> f64 {
+        let members: Vec<(&AppId, &App)> = state
+            .apps
+            .iter()
+            .filter(|(_, app)| app.queue == queue && app.is_mapreduce)
+            .collect();
+        let app = |id: &AppId| {
+            state
+                .apps
+                .get(id)
+                .filter(|a| a.queue == queue && a.is_mapreduce)
+        };
+        let mut phases = self.queues.remove(queue).unwrap_or_default();
+        if members.is_empty() {
+            phases.batch.clear();
+        }
+        phases
+            .batch
+            .extend(members.iter().map(|(id, _)| (*id).clone()));
+        let k = params.jobs_per_phase.of(phases.batch.len());
+
+        let mut still_mapping = Vec::with_capacity(phases.mapping.len());
+        for id in std::mem::take(&mut phases.mapping) {
+            match app(&id) {
+                Some(a) if maps_done(a) => phases.waiting.push_back(id),
+                Some(_) => still_mapping.push(id),
+                None => {}
+            }
+        }
+        phases.mapping = still_mapping;
+        // A job with nothing left to reduce (finished, or without reduces) leaves R and R'.
+        let reducing = |id: &AppId| app(id).is_some_and(|a| !reduces_done(a));
+        phases.reducing.retain(reducing);
+        phases.waiting.retain(reducing);
+
+        // Jobs FRESH has not placed yet, by arrival: done with their maps (a job FRESH met
+        // late), or waiting to start them once their ApplicationMaster runs.
+        let mut queued: Vec<(&AppId, &App)> = Vec::new();
+        let mut arrivals: Vec<&(&AppId, &App)> = members
+            .iter()
+            .filter(|(id, a)| {
+                !phases.holds(id) && !a.awaits_application_master() && !reduces_done(a)
+            })
+            .collect();
+        arrivals.sort_by_key(|(id, a)| (a.submit_ms, (*id).clone()));
+        for &(id, a) in arrivals {
+            if maps_done(a) {
+                phases.waiting.push_back(id.clone());
+            } else {
+                queued.push((id, a));
+            }
+        }
+
+        while phases.reducing.len() < k {
+            let Some(id) = phases.waiting.pop_front() else {
+                break;
+            };
+            phases.reducing.push(id);
+        }
+
+        let stages: Vec<(f64, f64)> = queued
+            .iter()
+            .map(|(id, a)| {
+                let profile = self.profile(id, a, params);
+                (profile.map_work(), profile.reduce_work())
+            })
+            .collect();
+        let mut order = johnson_order(&stages).into_iter();
+        let mut next_map_work = 0.0;
+        for i in order.by_ref() {
+            if phases.mapping.len() >= k {
+                next_map_work = stages[i].0;
+                break;
+            }
+            let id = queued[i].0;
+            phases.mapping.push(id.clone());
+            let name = &queued[i].1.name;
+            self.jobs
+                .entry(id.clone())
+                .or_insert_with(|| JobRecord {
+                    name: name.clone(),
+                    ..JobRecord::default()
+                })
+                .started_ms = Some(now_ms);
+        }
+        self.queues.insert(queue.to_string(), phases);
+        next_map_work
+    }
+
+    /// Algorithms 2 and 3 for the queue: whether the offered container should run a map.
+    fn prefers_maps(
+        &self,
+        queue: &str,
+        phases: &Phases,
+        state: &ClusterState,
+        params: &Params,
+        next_map_work: f64,
+    ) -> bool {
+        let app = |id: &AppId| state.apps.get(id);
+        let mut map_work_left = 0.0;
+        let mut lightest: Option<Lightest> = None;
+        for id in &phases.mapping {
+            let Some(a) = app(id) else { continue };
+            let (map_ms, reduce_ms) = self.task_times(id, a, params);
+            let left = maps_left(a) as f64 * map_ms;
+            map_work_left += left;
+            if lightest.is_none_or(|l| left < l.map_work_left) {
+                let known = a.job.known_maps(a.pending(TaskKind::Map)).max(1);
+                lightest = Some(Lightest {
+                    map_work_left: left,
+                    progress: a.job.finished_maps() as f64 / known as f64,
+                    map_containers: a.job.running_maps as f64,
+                    reduce_work: a.job.known_reduces(a.pending(TaskKind::Reduce)) as f64
+                        * reduce_ms,
+                });
+            }
+        }
+        let reduce_work_left: f64 = phases
+            .reducing
+            .iter()
+            .chain(&phases.waiting)
+            .filter_map(|id| Some((id, app(id)?)))
+            .map(|(id, a)| reduces_left(a) as f64 * self.task_times(id, a, params).1)
+            .sum();
+        // The queue's containers: what its jobs run now, and the one offered.
+        let (mut maps, mut reduces) = (0.0, 0.0);
+        for a in state.apps.values().filter(|a| a.queue == queue) {
+            maps += a.job.running_maps as f64;
+            reduces += a.job.running_reduces as f64;
+        }
+        let inputs = ShareInputs {
+            map_work_left,
+            reduce_work_left,
+            lightest,
+            next_map_work,
+            k: phases.mapping.len().max(1) as f64,
+            reduce_interval: phases.reduce_interval(),
+            containers: maps + reduces + 1.0,
+            map_containers: maps,
+            lookahead_progress: params.lookahead_progress,
+            switch_gap: params.switch_gap,
+        };
+        expected_map_containers(&inputs).is_none_or(|expected| expected > maps)
+    }
+}
+
+impl Policy for Fresh {
+    fn declaration(&self) -> Declaration {
+        Declaration {
+            name: "fresh",
+            queue_params: QUEUE_PARAMS,
+            cluster_params: &[],
+            check: no_check,
+            steers: true,
+        }
+    }
+
+    fn observe(&mut self, context: &Context, observation: &Observation) {
+        self.follow(context, observation);
+    }
+
+    fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {
+        let params = turn.params.typed(Params::of);
+        let state = turn.context.state;
+        let now_ms = turn.offer.now_ms;
+        let next_map_work = self.admit(turn.queue, state, params, now_ms);
+        let phases = &self.queues[&**turn.queue];
+        let maps_first = self.prefers_maps(turn.queue, phases, state, params, next_map_work);
+        let by_use = |admitted: &[AppId], kind: TaskKind| {
+            let mut jobs: Vec<(f64, &Candidate)> = turn
+                .candidates
+                .iter()
+                .filter(|c| admitted.contains(c.id) && c.app.pending(kind) > 0)
+                .map(|c| (self.resource_use(c.id, now_ms).unwrap_or(0.0), c))
+                .collect();
+            // Stable: equal uses keep the arrival order.
+            jobs.sort_by(|a, b| a.0.total_cmp(&b.0));
+            jobs
+        };
+        let reducing: Vec<AppId> = phases.reducing.clone();
+        let maps = by_use(&phases.mapping, TaskKind::Map);
+        let reduces = by_use(&reducing, TaskKind::Reduce);
+        let (first, then, reasons) = if maps_first {
+            (
+                (maps, TaskKind::Map),
+                (reduces, TaskKind::Reduce),
+                ("fresh:map-share", "fresh:no-map-pending"),
+            )
+        } else {
+            (
+                (reduces, TaskKind::Reduce),
+                (maps, TaskKind::Map),
+                ("fresh:reduce-share", "fresh:no-reduce-pending"),
+            )
+        };
+        for ((jobs, kind), reason) in [(first, reasons.0), (then, reasons.1)] {
+            for (_, candidate) in jobs {
+                entries.extend(
+                    candidate
+                        .app
+                        .asks
+                        .values()
+                        .filter(|ask| TaskKind::of_mapreduce_priority(ask.priority) == kind)
+                        .map(|ask| PlanEntry {
+                            app: candidate.id.clone(),
+                            priority: ask.priority,
+                            locality: Locality::OffSwitch,
+                            reason: reason.into(),
+                        }),
+                );
+            }
+        }
+    }
+}
