@@ -9,6 +9,7 @@
 //! Adding a policy is one module folder here and one line in [`Registry::builtin`]; a caller
 //! may also register its own policies (see `tests/example_policy.rs`).
 
+pub mod drmjs;
 pub mod nas;
 pub mod shufflewatcher;
 
@@ -144,7 +145,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// `none`, `shufflewatcher` and `nas`.
+    /// `none`, `shufflewatcher`, `nas` and `drmjs`.
     pub fn builtin() -> Registry {
         Registry {
             policies: Vec::new(),
@@ -154,6 +155,7 @@ impl Registry {
         .with(Box::new(Unsteered))
         .with(Box::new(shufflewatcher::ShuffleWatcher::default()))
         .with(Box::new(nas::Nas::default()))
+        .with(Box::new(drmjs::Drmjs::default()))
     }
 
     /// Adds a policy. Panics if its name is taken: two policies answering to one `<policy>`
