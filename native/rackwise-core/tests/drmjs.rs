@@ -238,10 +238,7 @@ fn slow_tasks_put_a_node_in_the_low_map_class_and_it_gets_no_maps_while_others_h
         }
     }
     let full = env.offer_reporting(1, 4, half_busy());
-    assert_eq!(
-        ranking(&full, QUEUE),
-        ["b:20:rack", "b:20:any", "b:10:any"]
-    );
+    assert_eq!(ranking(&full, QUEUE), ["b:20:rack", "b:20:any", "b:10:any"]);
 }
 
 #[test]

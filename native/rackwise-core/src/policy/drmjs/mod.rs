@@ -223,15 +223,25 @@ impl Drmjs {
                 || board.node(turn.offer.node_id).is_none()
         });
         if stale {
-            let board = Board::compute(
+            let mut board = Board::compute(
                 turn.context.state,
                 &mut self.latencies,
                 params,
                 now_ms,
                 self.completions,
             );
-            for node in &board.nodes {
-                log_score(turn.queue, node);
+            // Completions can refresh the board on nearly every offer of a busy cluster; the
+            // operator's lines come at most once per interval.
+            let last_logged = self.boards.get(turn.queue).map(|old| old.logged_ms);
+            match last_logged {
+                Some(logged) if now_ms.saturating_sub(logged) < params.refresh_ms => {
+                    board.logged_ms = logged;
+                }
+                _ => {
+                    for node in &board.nodes {
+                        log_score(turn.queue, node);
+                    }
+                }
             }
             self.boards.insert(Arc::clone(turn.queue), board);
         }
@@ -360,7 +370,11 @@ fn held_for_better_node(
         .take_while(|other| other.standing(kind).class > Class::Low)
         .any(|other| {
             state.nodes.get(&other.node).is_some_and(|node| {
-                has_room(&node.capacity, state.containers_on(&other.node).count(), size)
+                has_room(
+                    &node.capacity,
+                    state.containers_on(&other.node).count(),
+                    size,
+                )
             })
         })
 }

@@ -174,7 +174,11 @@ impl Latencies {
             .iter()
             .map(|node| self.mean_normalised(node, slot, z))
             .collect();
-        let fastest = means.iter().flatten().copied().fold(f64::INFINITY, f64::min);
+        let fastest = means
+            .iter()
+            .flatten()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
         means
             .iter()
             .map(|mean| match mean {
@@ -189,6 +193,8 @@ impl Latencies {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Board {
     pub computed_ms: u64,
+    /// When this queue's scores last went to the log (at most once per refresh interval).
+    pub logged_ms: u64,
     /// How many task completions the policy had seen when this board was computed.
     pub completions: u64,
     pub nodes: Vec<NodeScore>,
@@ -276,6 +282,7 @@ impl Board {
         let reduce_rank = rank(&mut nodes, params, |n| &mut n.reduce);
         Board {
             computed_ms: now_ms,
+            logged_ms: now_ms,
             completions,
             nodes,
             map_rank,
