@@ -344,3 +344,29 @@ fn bad_elements_are_named_with_their_value_and_reason() {
     assert!(has("<cpuWeight>: value '0'"), "{text:?}");
     assert!(has("at least one weight must be above 0"), "{text:?}");
 }
+
+#[test]
+fn a_finished_jobs_latencies_count_until_its_samples_are_gone() {
+    let mut env = drmjs_env(&[], &[]);
+    slow_maps_on_node_four(&mut env);
+    pending_job(&mut env);
+    env.pending.push(Event::AppRemoved {
+        app: AppId("a".into()),
+    });
+    env.offer_reporting(1, 4, half_busy());
+    let memory = env.engine.policy::<Drmjs>().expect("built in");
+    // `a` is gone but its four samples still normalise by its mean: r1n4 keeps map_inf 0.2.
+    assert_eq!(memory.latencies().jobs_kept(), 1);
+    assert_close(
+        board(&env).node(&node(1, 4)).expect("scored").map_influence,
+        0.2,
+        "map_inf of r1n4",
+    );
+    // With the nodes that held its samples gone, nothing of it is kept.
+    for n in 1..=4 {
+        env.pending.push(Event::NodeRemoved { node: node(1, n) });
+    }
+    env.offer(1, 1);
+    let memory = env.engine.policy::<Drmjs>().expect("built in");
+    assert_eq!(memory.latencies().jobs_kept(), 0);
+}

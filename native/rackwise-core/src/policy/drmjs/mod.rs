@@ -213,6 +213,11 @@ impl Drmjs {
         self.boards.get(queue)
     }
 
+    /// The recent task latencies the influence terms come from.
+    pub fn latencies(&self) -> &Latencies {
+        &self.latencies
+    }
+
     /// The queue's board, recomputed if `refreshMs` has passed, a task finished or the offered
     /// node joined since it was computed.
     fn refreshed_board(&mut self, turn: &Turn, params: &Params) -> &Board {
@@ -225,7 +230,7 @@ impl Drmjs {
         if stale {
             let mut board = Board::compute(
                 turn.context.state,
-                &mut self.latencies,
+                &self.latencies,
                 params,
                 now_ms,
                 self.completions,
@@ -298,13 +303,14 @@ impl Policy for Drmjs {
                 self.completions += 1;
             }
             Observation::NodeRemoved { node } => self.latencies.forget_node(node),
+            Observation::AppRemoved { app } => self.latencies.forget_job(app),
             _ => {}
         }
     }
 
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {
-        let params = turn.params.typed(Params::of).clone();
-        let board = self.refreshed_board(turn, &params);
+        let params = turn.params.typed(Params::of);
+        let board = self.refreshed_board(turn, params);
         let Some(here) = board.node(turn.offer.node_id) else {
             return;
         };

@@ -8,7 +8,7 @@ use super::Params;
 use crate::mapreduce::TaskKind;
 use crate::protocol::{AppId, NodeId};
 use crate::state::ClusterState;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 /// The most task latencies kept per node and kind: the largest `influenceTasks` allowed.
 pub const MAX_INFLUENCE_TASKS: usize = 100;
@@ -87,6 +87,16 @@ struct Totals {
     count: u32,
 }
 
+/// A job's latency totals per kind, kept while the job runs or a kept sample refers to it.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct JobLatencies {
+    totals: [Totals; 2],
+    /// Kept samples (any node, any kind) of this job.
+    samples: usize,
+    /// The job has left the cluster: its totals go with its last sample.
+    gone: bool,
+}
+
 impl Totals {
     fn mean(&self) -> Option<f64> {
         (self.count > 0 && self.sum_ms > 0.0).then(|| self.sum_ms / f64::from(self.count))
@@ -100,7 +110,7 @@ pub struct Latencies {
     /// first.
     recent: BTreeMap<NodeId, [VecDeque<Sample>; 2]>,
     /// Per job, its maps' and reduces' latency totals (every finished task, on any node).
-    jobs: BTreeMap<AppId, [Totals; 2]>,
+    jobs: BTreeMap<AppId, JobLatencies>,
 }
 
 /// Index of a kind in the per-kind arrays (reruns of maps count as maps).
@@ -119,35 +129,53 @@ impl Latencies {
             return;
         };
         let latency_ms = latency_ms as f64;
-        let totals = &mut self.jobs.entry(app.clone()).or_default()[slot];
-        totals.sum_ms += latency_ms;
-        totals.count += 1;
+        let job = self.jobs.entry(app.clone()).or_default();
+        job.totals[slot].sum_ms += latency_ms;
+        job.totals[slot].count += 1;
+        job.samples += 1;
         let recent = &mut self.recent.entry(node.clone()).or_default()[slot];
-        if recent.len() == MAX_INFLUENCE_TASKS {
-            recent.pop_front();
-        }
+        let evicted = (recent.len() == MAX_INFLUENCE_TASKS)
+            .then(|| recent.pop_front())
+            .flatten();
         recent.push_back(Sample {
             app: app.clone(),
             latency_ms,
         });
+        if let Some(evicted) = evicted {
+            self.release(&evicted.app);
+        }
     }
 
     /// Forgets a node that left the cluster.
     pub fn forget_node(&mut self, node: &NodeId) {
-        self.recent.remove(node);
+        for sample in self.recent.remove(node).into_iter().flatten().flatten() {
+            self.release(&sample.app);
+        }
     }
 
-    /// Drops the totals of jobs that are gone and that no kept latency refers to.
-    fn prune_jobs(&mut self, state: &ClusterState) {
-        let referenced: BTreeSet<&AppId> = self
-            .recent
-            .values()
-            .flatten()
-            .flatten()
-            .map(|sample| &sample.app)
-            .collect();
-        self.jobs
-            .retain(|app, _| referenced.contains(app) || state.apps.get(app).is_some());
+    /// A job left the cluster: its totals stay while its samples do.
+    pub fn forget_job(&mut self, app: &AppId) {
+        if let Some(job) = self.jobs.get_mut(app) {
+            job.gone = true;
+            if job.samples == 0 {
+                self.jobs.remove(app);
+            }
+        }
+    }
+
+    /// One kept sample of `app` is dropped; a gone job's totals go with its last one.
+    fn release(&mut self, app: &AppId) {
+        if let Some(job) = self.jobs.get_mut(app) {
+            job.samples -= 1;
+            if job.gone && job.samples == 0 {
+                self.jobs.remove(app);
+            }
+        }
+    }
+
+    /// How many jobs' totals are kept (running jobs, and gone ones with kept samples).
+    pub fn jobs_kept(&self) -> usize {
+        self.jobs.len()
     }
 
     /// The mean normalised latency (`latency / job mean`) of the last `z` tasks of `kind` on
@@ -159,7 +187,7 @@ impl Latencies {
             .rev()
             .take(z)
             .filter_map(|sample| {
-                let mean = self.jobs.get(&sample.app)?[slot].mean()?;
+                let mean = self.jobs.get(&sample.app)?.totals[slot].mean()?;
                 Some(sample.latency_ms / mean)
             })
             .collect();
@@ -207,12 +235,11 @@ impl Board {
     /// Computes every node's terms and scores from the state, the latencies and `params`.
     pub fn compute(
         state: &ClusterState,
-        latencies: &mut Latencies,
+        latencies: &Latencies,
         params: &Params,
         now_ms: u64,
         completions: u64,
     ) -> Board {
-        latencies.prune_jobs(state);
         let ids: Vec<&NodeId> = state.nodes.keys().collect();
         let z = params.influence_tasks;
         let map_influence = latencies.influence(&ids, 0, z);
