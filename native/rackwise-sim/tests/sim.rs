@@ -497,3 +497,40 @@ fn reduces_are_preempted_unconditionally_once_a_map_has_waited_the_delay() {
         "300 s more delay: {after_300} then {after_600}"
     );
 }
+
+/// On the small workload over nodes of alternating speed 1 and 0.25 (the core is told each
+/// host's speed), DRMJS finishes every job with one container per task and never overallocates
+/// a node. Its turnaround against FairScheduler's is printed, not asserted: this workload is
+/// too small to be a measurement (see docs/drmjs.md for what is left).
+#[test]
+fn drmjs_finishes_every_job_on_a_heterogeneous_cluster() {
+    let (cluster, jobs) = small_setup();
+    let cluster = Cluster {
+        speed_classes: vec![1.0, 0.25],
+        ..cluster
+    };
+    let tasks: u64 = jobs
+        .iter()
+        .map(|j| 1 + j.maps as u64 + j.reduces as u64)
+        .sum();
+    for policy in ["fair", "drmjs"] {
+        let (metrics, counters, _) = run_policy(
+            &cluster,
+            &jobs,
+            policy,
+            &SimOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        assert_eq!(metrics.jobs, jobs.len(), "{policy}: every job finishes");
+        assert_eq!(
+            counters.containers, tasks,
+            "{policy}: one container per task"
+        );
+        assert_eq!(counters.max_node_overallocation, 0, "{policy}");
+        println!(
+            "{policy}: mean turnaround {} s, makespan {} s",
+            metrics.mean_turnaround_s, metrics.makespan_s
+        );
+    }
+}

@@ -10,6 +10,7 @@
 //! Adding a policy is one module folder here and one line in [`Registry::builtin`]; a caller
 //! may also register its own policies (see `tests/example_policy.rs`).
 
+pub mod drmjs;
 pub mod fresh;
 pub mod nas;
 pub mod shufflewatcher;
@@ -146,7 +147,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// `none`, `shufflewatcher`, `nas` and `fresh`.
+    /// `none`, `shufflewatcher`, `nas`, `fresh` and `drmjs`.
     pub fn builtin() -> Registry {
         Registry {
             policies: Vec::new(),
@@ -157,6 +158,7 @@ impl Registry {
         .with(Box::new(shufflewatcher::ShuffleWatcher::default()))
         .with(Box::new(nas::Nas::default()))
         .with(Box::new(fresh::Fresh::default()))
+        .with(Box::new(drmjs::Drmjs::default()))
     }
 
     /// Adds a policy. Panics if its name is taken: two policies answering to one `<policy>`

@@ -621,6 +621,18 @@ impl<'a> Sim<'a> {
                     rack: sim.rack_names[sim.nodes[i].rack as usize].clone(),
                     capacity,
                 });
+                // A heterogeneous cluster's operator knows each host's relative CPU speed (a
+                // host-class file or an agent's feed): the core gets it as the host's figure.
+                if !cluster.speed_classes.is_empty() {
+                    sim.core_events.push(Event::HostFigures {
+                        host: sim.hosts[i].to_string(),
+                        time_ms: 0,
+                        cross_rack_mbps: None,
+                        disk_utilization: None,
+                        network_utilization: None,
+                        cpu_speed: Some(cluster.speed(i)),
+                    });
+                }
             }
         }
         for (j, spec) in specs.iter().enumerate() {

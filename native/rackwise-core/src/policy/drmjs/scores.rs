@@ -1,0 +1,367 @@
+//! DRMJS's per-node performance scores: the resource terms, the influence terms from recent
+//! task latencies, the map and reduce scores (MPS/RPS), their rank positions and classes.
+//!
+//! Everything here is pure computation over what the state and the policy's own latency memory
+//! hold; `super` decides when to refresh and what an offer gets.
+
+use super::Params;
+use crate::mapreduce::TaskKind;
+use crate::protocol::{AppId, NodeId};
+use crate::state::ClusterState;
+use std::collections::{BTreeMap, VecDeque};
+
+/// The most task latencies kept per node and kind: the largest `influenceTasks` allowed.
+pub const MAX_INFLUENCE_TASKS: usize = 100;
+
+/// A node's performance class for one task kind, on its score relative to the best node's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Class {
+    Low,
+    Medium,
+    High,
+}
+
+/// Where the disk (network) term of a node came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TermSource {
+    /// The operator feed's per-host utilization: the term is `1 - utilization`.
+    Feed,
+    /// No feed figure: the term is the node's influence term for the kind (its observed task
+    /// slowdown), the only sign of contention the core sees without a host agent.
+    Observed,
+}
+
+/// One node's score for one task kind.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Standing {
+    /// MPS or RPS: `w1·CPU + w2·resource + w3·influence`.
+    pub score: f64,
+    /// The score over the best node's score (1 for the best; 0 when every score is 0).
+    pub relative: f64,
+    /// The share of nodes with a strictly higher score: 0 for the best, towards 1 for the worst.
+    pub position: f64,
+    pub class: Class,
+}
+
+/// Every term and score of one node.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NodeScore {
+    pub node: NodeId,
+    /// Eq 3.1: relative CPU speed (fastest node 1) times the free share of the NodeManager's
+    /// reported CPU (1 when it reports none).
+    pub cpu: f64,
+    /// Eq 3.2, as availability (`1 - utilization`), or the observed map slowdown.
+    pub disk: f64,
+    pub disk_source: TermSource,
+    /// Eq 3.3, as availability, or the observed reduce slowdown.
+    pub net: f64,
+    pub net_source: TermSource,
+    pub map_influence: f64,
+    pub reduce_influence: f64,
+    pub map: Standing,
+    pub reduce: Standing,
+}
+
+impl NodeScore {
+    pub fn standing(&self, kind: TaskKind) -> &Standing {
+        if kind == TaskKind::Reduce {
+            &self.reduce
+        } else {
+            &self.map
+        }
+    }
+}
+
+/// A task latency as kept: the job it belongs to (to normalise by that job's mean) and how long
+/// it ran.
+#[derive(Debug, Clone, PartialEq)]
+struct Sample {
+    app: AppId,
+    latency_ms: f64,
+}
+
+/// Sum and count of a job's task latencies of one kind, for its mean.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+struct Totals {
+    sum_ms: f64,
+    count: u32,
+}
+
+/// A job's latency totals per kind, kept while the job runs or a kept sample refers to it.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct JobLatencies {
+    totals: [Totals; 2],
+    /// Kept samples (any node, any kind) of this job.
+    samples: usize,
+    /// The job has left the cluster: its totals go with its last sample.
+    gone: bool,
+}
+
+impl Totals {
+    fn mean(&self) -> Option<f64> {
+        (self.count > 0 && self.sum_ms > 0.0).then(|| self.sum_ms / f64::from(self.count))
+    }
+}
+
+/// Recent map and reduce latencies per node, and every job's mean latency per kind.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Latencies {
+    /// The last `MAX_INFLUENCE_TASKS` maps (index 0) and reduces (index 1) per node, oldest
+    /// first.
+    recent: BTreeMap<NodeId, [VecDeque<Sample>; 2]>,
+    /// Per job, its maps' and reduces' latency totals (every finished task, on any node).
+    jobs: BTreeMap<AppId, JobLatencies>,
+}
+
+/// Index of a kind in the per-kind arrays (reruns of maps count as maps).
+fn slot(kind: TaskKind) -> Option<usize> {
+    match kind {
+        TaskKind::Map => Some(0),
+        TaskKind::Reduce => Some(1),
+        TaskKind::ApplicationMaster | TaskKind::Other => None,
+    }
+}
+
+impl Latencies {
+    /// Records a finished map or reduce; other kinds are ignored.
+    pub fn record(&mut self, app: &AppId, node: &NodeId, kind: TaskKind, latency_ms: u64) {
+        let Some(slot) = slot(kind) else {
+            return;
+        };
+        let latency_ms = latency_ms as f64;
+        let job = self.jobs.entry(app.clone()).or_default();
+        job.totals[slot].sum_ms += latency_ms;
+        job.totals[slot].count += 1;
+        job.samples += 1;
+        let recent = &mut self.recent.entry(node.clone()).or_default()[slot];
+        let evicted = (recent.len() == MAX_INFLUENCE_TASKS)
+            .then(|| recent.pop_front())
+            .flatten();
+        recent.push_back(Sample {
+            app: app.clone(),
+            latency_ms,
+        });
+        if let Some(evicted) = evicted {
+            self.release(&evicted.app);
+        }
+    }
+
+    /// Forgets a node that left the cluster.
+    pub fn forget_node(&mut self, node: &NodeId) {
+        for sample in self.recent.remove(node).into_iter().flatten().flatten() {
+            self.release(&sample.app);
+        }
+    }
+
+    /// A job left the cluster: its totals stay while its samples do.
+    pub fn forget_job(&mut self, app: &AppId) {
+        if let Some(job) = self.jobs.get_mut(app) {
+            job.gone = true;
+            if job.samples == 0 {
+                self.jobs.remove(app);
+            }
+        }
+    }
+
+    /// One kept sample of `app` is dropped; a gone job's totals go with its last one.
+    fn release(&mut self, app: &AppId) {
+        if let Some(job) = self.jobs.get_mut(app) {
+            job.samples -= 1;
+            if job.gone && job.samples == 0 {
+                self.jobs.remove(app);
+            }
+        }
+    }
+
+    /// How many jobs' totals are kept (running jobs, and gone ones with kept samples).
+    pub fn jobs_kept(&self) -> usize {
+        self.jobs.len()
+    }
+
+    /// The mean normalised latency (`latency / job mean`) of the last `z` tasks of `kind` on
+    /// `node`; `None` without any.
+    fn mean_normalised(&self, node: &NodeId, slot: usize, z: usize) -> Option<f64> {
+        let recent = &self.recent.get(node)?[slot];
+        let normalised: Vec<f64> = recent
+            .iter()
+            .rev()
+            .take(z)
+            .filter_map(|sample| {
+                let mean = self.jobs.get(&sample.app)?.totals[slot].mean()?;
+                Some(sample.latency_ms / mean)
+            })
+            .collect();
+        (!normalised.is_empty()).then(|| normalised.iter().sum::<f64>() / normalised.len() as f64)
+    }
+
+    /// `map_inf` (slot 0) or `reduce_inf` (slot 1) of every node in `nodes`: the lowest mean
+    /// normalised latency among nodes with samples over the node's own (the fastest node 1); a
+    /// node without samples counts as 1 so that new nodes get tried.
+    fn influence(&self, nodes: &[&NodeId], slot: usize, z: usize) -> Vec<f64> {
+        let means: Vec<Option<f64>> = nodes
+            .iter()
+            .map(|node| self.mean_normalised(node, slot, z))
+            .collect();
+        let fastest = means
+            .iter()
+            .flatten()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        means
+            .iter()
+            .map(|mean| match mean {
+                Some(mean) if *mean > 0.0 => (fastest / mean).min(1.0),
+                _ => 1.0,
+            })
+            .collect()
+    }
+}
+
+/// The scores of every known node, computed at `computed_ms`, in node id order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Board {
+    pub computed_ms: u64,
+    /// When this queue's scores last went to the log (at most once per refresh interval).
+    pub logged_ms: u64,
+    /// How many task completions the policy had seen when this board was computed.
+    pub completions: u64,
+    pub nodes: Vec<NodeScore>,
+    /// Nodes in map (reduce) rank order, best first, as indexes into `nodes`.
+    pub map_rank: Vec<usize>,
+    pub reduce_rank: Vec<usize>,
+}
+
+impl Board {
+    /// Computes every node's terms and scores from the state, the latencies and `params`.
+    pub fn compute(
+        state: &ClusterState,
+        latencies: &Latencies,
+        params: &Params,
+        now_ms: u64,
+        completions: u64,
+    ) -> Board {
+        let ids: Vec<&NodeId> = state.nodes.keys().collect();
+        let z = params.influence_tasks;
+        let map_influence = latencies.influence(&ids, 0, z);
+        let reduce_influence = latencies.influence(&ids, 1, z);
+        let speeds: Vec<f64> = state
+            .nodes
+            .values()
+            .map(|node| {
+                state
+                    .host_figures
+                    .get(&node.host)
+                    .and_then(|figures| figures.cpu_speed)
+                    .map_or(1.0, |speed| speed.value)
+            })
+            .collect();
+        let fastest = speeds.iter().copied().fold(0.0, f64::max);
+        let mut nodes: Vec<NodeScore> = Vec::with_capacity(ids.len());
+        for (index, (id, node)) in state.nodes.iter().enumerate() {
+            let relative_speed = if fastest > 0.0 {
+                speeds[index] / fastest
+            } else {
+                1.0
+            };
+            let cpu_free = node.utilization.map_or(1.0, |used| {
+                let vcores = f64::from(node.capacity.vcores);
+                if vcores > 0.0 {
+                    (1.0 - used.cpu / vcores).clamp(0.0, 1.0)
+                } else {
+                    1.0
+                }
+            });
+            let figures = state.host_figures.get(&node.host);
+            let available = |figure: Option<f64>, observed: f64| match figure {
+                Some(utilization) => ((1.0 - utilization).clamp(0.0, 1.0), TermSource::Feed),
+                None => (observed, TermSource::Observed),
+            };
+            let (disk, disk_source) = available(
+                figures.and_then(|f| f.disk_utilization).map(|m| m.value),
+                map_influence[index],
+            );
+            let (net, net_source) = available(
+                figures.and_then(|f| f.network_utilization).map(|m| m.value),
+                reduce_influence[index],
+            );
+            let cpu = relative_speed * cpu_free;
+            let weights = &params.weights;
+            let unranked = |score| Standing {
+                score,
+                relative: 0.0,
+                position: 0.0,
+                class: Class::Low,
+            };
+            nodes.push(NodeScore {
+                node: id.clone(),
+                cpu,
+                disk,
+                disk_source,
+                net,
+                net_source,
+                map_influence: map_influence[index],
+                reduce_influence: reduce_influence[index],
+                map: unranked(weights.score(cpu, disk, map_influence[index])),
+                reduce: unranked(weights.score(cpu, net, reduce_influence[index])),
+            });
+        }
+        let map_rank = rank(&mut nodes, params, |n| &mut n.map);
+        let reduce_rank = rank(&mut nodes, params, |n| &mut n.reduce);
+        Board {
+            computed_ms: now_ms,
+            logged_ms: now_ms,
+            completions,
+            nodes,
+            map_rank,
+            reduce_rank,
+        }
+    }
+
+    /// The scores of `node`, if it was known at the refresh.
+    pub fn node(&self, node: &NodeId) -> Option<&NodeScore> {
+        self.nodes
+            .binary_search_by(|score| score.node.cmp(node))
+            .ok()
+            .map(|index| &self.nodes[index])
+    }
+
+    /// The nodes in rank order for `kind`, best first.
+    pub fn ranked(&self, kind: TaskKind) -> impl Iterator<Item = &NodeScore> {
+        let order = if kind == TaskKind::Reduce {
+            &self.reduce_rank
+        } else {
+            &self.map_rank
+        };
+        order.iter().map(|&index| &self.nodes[index])
+    }
+}
+
+/// Fills in each node's relative score, rank position and class for one kind, and returns the
+/// rank list (best first; ties by node id).
+fn rank(
+    nodes: &mut [NodeScore],
+    params: &Params,
+    standing: impl Fn(&mut NodeScore) -> &mut Standing,
+) -> Vec<usize> {
+    let scores: Vec<f64> = nodes.iter_mut().map(|n| standing(n).score).collect();
+    let mut order: Vec<usize> = (0..nodes.len()).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
+    let best = order.first().map_or(0.0, |&index| scores[index]);
+    let count = nodes.len() as f64;
+    let mut better = 0;
+    for (place, &index) in order.iter().enumerate() {
+        if place > 0 && scores[order[place - 1]] > scores[index] {
+            better = place;
+        }
+        let relative = if best > 0.0 {
+            scores[index] / best
+        } else {
+            0.0
+        };
+        let entry = standing(&mut nodes[index]);
+        entry.relative = relative;
+        entry.position = better as f64 / count;
+        entry.class = params.classes.of(relative);
+    }
+    order
+}
