@@ -164,8 +164,8 @@ pub struct JobPlacement {
 
 /// How far a job's maps have relaxed their placement (delay scheduling's allowed level, with
 /// SAMP's racks in it): level 0 takes node-local maps on the job's preferred racks; level 1 also
-/// rack-local maps there, node-local ones off them and any map on them (SAMP accepts those
-/// remote reads); level 2 any map. A job without a SAMP choice waits as delay scheduling does
+/// rack-local maps there and any map on them (SAMP accepts those remote reads); level 2 any map,
+/// node-local ones off the racks included. A job without a SAMP choice waits as delay scheduling does
 /// (node-local, then rack-local, then any). A job rises from level 0 after `localityWaitMs`
 /// without a placement, and from level 1 after `rackWaitMs` (`localityWaitMs` without a SAMP
 /// choice); a placement sets the level it needed, as FairScheduler resets its allowed locality
@@ -185,10 +185,12 @@ impl MapWait {
     fn needed(locality: Locality, preferred: Option<bool>) -> u8 {
         match (locality, preferred) {
             (Locality::NodeLocal, Some(true) | None) => 0,
-            (Locality::NodeLocal, Some(false))
-            | (Locality::RackLocal, Some(true) | None)
-            | (Locality::OffSwitch, Some(true)) => 1,
-            (Locality::RackLocal, Some(false)) | (Locality::OffSwitch, _) => ANY_MAP,
+            (Locality::RackLocal, Some(true) | None) | (Locality::OffSwitch, Some(true)) => 1,
+            // Off the SAMP racks, even a node-local map puts its output where the job's
+            // reduces will not be: SAMP already weighed that read against the shuffle.
+            (Locality::NodeLocal | Locality::RackLocal, Some(false)) | (Locality::OffSwitch, _) => {
+                ANY_MAP
+            }
         }
     }
 
