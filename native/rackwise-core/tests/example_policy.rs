@@ -216,7 +216,7 @@ fn its_parameters_are_checked_with_the_derived_messages() {
             "test: queue root.sw <rackwise><slowMapMs>: value '5' applies only to \
              <policy>slownode</policy>",
             "test: queue root.typo <rackwise><policy>: value 'slow' is not a policy; expected \
-             one of: none, shufflewatcher, nas, slownode",
+             one of: none, shufflewatcher, nas, dp, slownode",
         ]
     );
     // Without it registered, the name is unknown to the core.

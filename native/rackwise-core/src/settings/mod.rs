@@ -8,7 +8,7 @@ pub mod params;
 pub mod queues;
 
 use crate::error::{ConfigProblem, CoreError};
-use crate::protocol::{EngineConfig, RackName};
+use crate::protocol::{EngineConfig, RackName, Resources};
 pub use cluster::{LoadSource, NetSatSettings, CONGESTION_THRESHOLD, CORE_KEYS, KEY_PREFIX};
 pub use params::{Declaration, Param, ParamKind, ParamProblem, ParamValues, Value};
 pub use queues::QueueSetup;
@@ -42,6 +42,8 @@ pub struct Settings {
     queues: BTreeMap<String, QueueSetup>,
     /// The setup of a queue no `<rackwise>` element reaches: left to FairScheduler.
     unsteered: QueueSetup,
+    /// The scheduler's minimum allocation, as the shim sent it (all zero when it sent none).
+    pub minimum_allocation: Resources,
 }
 
 impl Settings {
@@ -121,6 +123,7 @@ impl Settings {
                 policy_name: declarations.get(unsteered).map_or("", |d| d.name),
                 values: ParamValues::defaults(&[]),
             },
+            minimum_allocation: config.minimum_allocation,
         })
     }
 
@@ -137,6 +140,15 @@ impl Settings {
                 None => return &self.unsteered,
             }
         }
+    }
+
+    /// The queues whose own `<rackwise>` element names the policy at `index`, in name order,
+    /// with their parameters (queues that only inherit it are not listed).
+    pub fn queues_of(&self, index: usize) -> impl Iterator<Item = (&str, &ParamValues)> {
+        self.queues
+            .iter()
+            .filter(move |(_, setup)| setup.policy == index)
+            .map(|(queue, setup)| (queue.as_str(), &setup.values))
     }
 
     /// The yarn-site keys of the policy at `index` in the registry.

@@ -110,7 +110,7 @@ pub(super) fn parse_queues(
         }
         if let (Some(i), Some(values)) = (chosen, values.as_ref()) {
             let declaration = &declarations[i];
-            if declaration.steers {
+            if declaration.steers || !declaration.queue_params.is_empty() {
                 check_foreign_elements(declaration, declarations, elements, &element, problems);
                 for problem in (declaration.check)(values) {
                     problems.push(ConfigProblem {
