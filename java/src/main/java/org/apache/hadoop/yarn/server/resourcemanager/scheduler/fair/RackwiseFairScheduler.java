@@ -10,6 +10,7 @@ import io.rackwise.yarn.config.AllocationFileExtensions;
 import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
 import io.rackwise.yarn.config.RackwiseConfigException;
 import io.rackwise.yarn.config.ShimSettings;
+import io.rackwise.yarn.dp.DpLedger;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
 import io.rackwise.yarn.nativecore.NativeEngine;
 import io.rackwise.yarn.netsat.NetworkLoadFeed;
@@ -94,6 +95,8 @@ public class RackwiseFairScheduler extends FairScheduler {
   private final Set<String> policyWeightQueuesMissing = new HashSet<>();
   /** Whether some policy weight waits for its queue to exist. */
   private boolean policyWeightsPending;
+  /** Dynamic Priority's accounts, following the charges of every interval the core closes. */
+  private final DpLedger dpLedger = new DpLedger();
   /** The plan of the offer being served; read and written only under the scheduler write lock. */
   private OfferPlan currentPlan;
   /** The MapReduce apps: the only ones whose asks the core is told (it steers no other). */
@@ -149,7 +152,7 @@ public class RackwiseFairScheduler extends FairScheduler {
     try {
       started = DecisionCore.start(shimSettings.nativeRequired(),
           engineConfig(rackwiseConf, learned), metrics, this::learned, this::setPolicyWeights,
-          engineFactory());
+          dpLedger::record, engineFactory());
     } catch (RackwiseConfigException | IOException e) {
       throw new YarnRuntimeException("Rackwise cannot start: " + e.getMessage(), e);
     }
@@ -693,6 +696,25 @@ public class RackwiseFairScheduler extends FairScheduler {
     policyWeightsPending = pending;
   }
 
+  // ---- Dynamic Priority ------------------------------------------------------------------------
+
+  /**
+   * Sets a Dynamic Priority budget queue's balance and spending rate (an admin's action); the
+   * core takes them at the next offer.
+   *
+   * @throws IllegalArgumentException a value is negative, not a number or infinite; nothing is
+   *     set
+   */
+  public void setDpAccount(String queue, double budget, double spending) {
+    dpLedger.set(queue, budget, spending);
+    core().account(queue, budget, spending);
+  }
+
+  /** Dynamic Priority's accounts as of the last closed interval or admin change. */
+  public DpLedger dpLedger() {
+    return dpLedger;
+  }
+
   @Override
   public void reinitialize(Configuration conf, RMContext rmContext) throws IOException {
     warnUnknownShimKeys(conf);
@@ -753,6 +775,7 @@ public class RackwiseFairScheduler extends FairScheduler {
         queues = AllocationFileExtensions.parse(in, source);
       }
     }
-    return WireCodec.engineConfig(ShimSettings.coreSettings(conf), queues, learned, source);
+    return WireCodec.engineConfig(ShimSettings.coreSettings(conf), queues, learned, source,
+        getMinimumResourceCapability());
   }
 }

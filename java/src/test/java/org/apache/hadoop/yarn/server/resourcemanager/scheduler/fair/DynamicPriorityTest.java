@@ -1,0 +1,127 @@
+package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.rackwise.yarn.bridge.WireResponse.MarketInterval;
+import io.rackwise.yarn.bridge.WireResponse.QueueAccount;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.yarn.util.ControlledClock;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Dynamic Priority through a real ResourceManager: the children of a {@code dp} parent get the
+ * market's shares as FairScheduler weights, FairScheduler fills the cluster by them, and each
+ * closed interval charges what the RM's own books say the queues held within their shares. The
+ * scheduler's clock is stepped by hand, so intervals close exactly when the test says.
+ */
+class DynamicPriorityTest {
+  private static final String QUEUES = "<queue name=\"users\" type=\"parent\">"
+      + "<rackwise><policy>dp</policy></rackwise>"
+      + "<queue name=\"alice\"/><queue name=\"bob\"/></queue>";
+  private static final List<String> HOSTS = List.of("h1", "h2", "h3", "h4");
+  /** Four 8 GB, 8-vcore nodes in units of the 1 GB, 1-vcore minimum allocation. */
+  private static final int CLUSTER_UNITS = 32;
+  private static final long INTERVAL_MS = 20_000;
+  private static final String ALICE = "root.users.alice";
+  private static final String BOB = "root.users.bob";
+
+  @Test
+  void spendingOneAndTwoGetAThirdAndTwoThirdsAndPayForWhatTheyHeldWithinThem(@TempDir Path dir)
+      throws Exception {
+    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
+        MockRackCluster.allocationFile(QUEUES), Map.of(), Map.of("/r1", HOSTS), dir)) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      ControlledClock clock = new ControlledClock();
+      clock.setTime(1_000_000);
+      scheduler.setClock(clock);
+      scheduler.setDpAccount(ALICE, 1000, 1);
+      scheduler.setDpAccount(BOB, 1000, 2);
+
+      // Alice's AM launch makes the market's first offer: the opening, where only she is active.
+      MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
+      MockRackCluster.Job bob = cluster.submit("b", BOB, "bob", Set.of(), "h2");
+      cluster.ask(alice, 60, HOSTS, 0);
+      cluster.ask(bob, 60, HOSTS, 0);
+      QueueManager queues = scheduler.getQueueManager();
+      assertEquals(1.0f, queues.getQueue(ALICE).getWeight(), "the opening: alice alone active");
+      assertEquals(0.0f, queues.getQueue(BOB).getWeight());
+
+      // Interval 1 closes: alice held her AM within her whole share, bob his outside any share.
+      clock.tickMsec(INTERVAL_MS);
+      cluster.heartbeat("h3", alice, bob);
+      MarketInterval first = scheduler.dpLedger().latestInterval("root.users").orElseThrow();
+      assertEquals(1, first.sequence());
+      assertEquals(3.0, first.price());
+      assertEquals(List.of(ALICE, BOB), first.queues().stream().map(QueueAccount::queue).toList());
+      assertEquals(1.0, first.queues().get(0).charge(), "alice: her AM, 1 unit at 1");
+      assertEquals(0.0, first.queues().get(1).charge(), "bob: no share, so nothing charged");
+      assertEquals(1 / 3.0, first.queues().get(0).share(), 1e-12);
+      assertEquals(2 / 3.0, first.queues().get(1).share(), 1e-12);
+      assertEquals(1 / 3.0, queues.getQueue(ALICE).getWeight(), 1e-6);
+      assertEquals(2 / 3.0, queues.getQueue(BOB).getWeight(), 1e-6);
+
+      // Saturating demand fills the cluster, one container per heartbeat, by those weights.
+      for (int round = 0; round < 12; round++) {
+        for (String host : HOSTS) {
+          cluster.heartbeat(host, alice, bob);
+        }
+      }
+      long aliceUnits = units(queues, ALICE);
+      long bobUnits = units(queues, BOB);
+      assertEquals(CLUSTER_UNITS, aliceUnits + bobUnits, "the cluster is full");
+      // An equal split (weights not applied) would give each 16; a tolerance of one container.
+      assertTrue(Math.abs(aliceUnits - CLUSTER_UNITS / 3.0) <= 1.0, "alice holds " + aliceUnits);
+      assertTrue(Math.abs(bobUnits - CLUSTER_UNITS * 2 / 3.0) <= 1.0, "bob holds " + bobUnits);
+
+      // Interval 2 charges each what the RM says it holds, up to its share of the cluster.
+      clock.tickMsec(INTERVAL_MS);
+      cluster.heartbeat("h1", alice, bob);
+      MarketInterval second = scheduler.dpLedger().latestInterval("root.users").orElseThrow();
+      assertEquals(2, second.sequence());
+      QueueAccount aliceLine = second.queues().get(0);
+      QueueAccount bobLine = second.queues().get(1);
+      assertEquals(aliceUnits, aliceLine.used());
+      assertEquals(bobUnits, bobLine.used());
+      assertEquals(Math.min(aliceUnits, CLUSTER_UNITS / 3.0), aliceLine.chargedUnits(), 1e-9);
+      assertEquals(Math.min(bobUnits, CLUSTER_UNITS * 2 / 3.0), bobLine.chargedUnits(), 1e-9);
+      assertEquals(1 * aliceLine.chargedUnits(), aliceLine.charge(), 1e-9);
+      assertEquals(2 * bobLine.chargedUnits(), bobLine.charge(), 1e-9);
+      assertEquals(1000 - 1.0 - aliceLine.charge(),
+          scheduler.dpLedger().balance(ALICE).orElseThrow().budget(), 1e-9);
+      assertEquals(1000 - bobLine.charge(),
+          scheduler.dpLedger().balance(BOB).orElseThrow().budget(), 1e-9);
+      assertEquals(0L, scheduler.getRackwiseMetrics().getNativeFailures());
+      assertTrue(cluster.dispatcherFailures.isEmpty(), cluster.dispatcherFailures.toString());
+    }
+  }
+
+  @Test
+  void aNegativeOrNonNumericAccountIsRefusedNamingQueueAndValue(@TempDir Path dir)
+      throws Exception {
+    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
+        MockRackCluster.allocationFile(QUEUES), Map.of(), Map.of("/r1", HOSTS), dir)) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      scheduler.setDpAccount(ALICE, 50, 1);
+      IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
+          () -> scheduler.setDpAccount(ALICE, -5, 1));
+      assertEquals("Dynamic Priority account of queue root.users.alice: budget -5.0 refused "
+          + "(required: a finite number >= 0)", negative.getMessage());
+      IllegalArgumentException nan = assertThrows(IllegalArgumentException.class,
+          () -> scheduler.setDpAccount(ALICE, 5, Double.NaN));
+      assertTrue(nan.getMessage().contains("spending NaN refused"), nan.getMessage());
+      assertEquals(50.0, scheduler.dpLedger().balance(ALICE).orElseThrow().budget(),
+          "the last good account stays");
+    }
+  }
+
+  /** The queue's resource units as the RM books them (1 GB each). */
+  private static long units(QueueManager queues, String queue) {
+    return queues.getQueue(queue).getResourceUsage().getMemorySize() / MockRackCluster.TASK_MB;
+  }
+}
