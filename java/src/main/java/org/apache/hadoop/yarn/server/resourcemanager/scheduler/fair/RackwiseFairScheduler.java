@@ -95,8 +95,11 @@ public class RackwiseFairScheduler extends FairScheduler {
   private final Set<String> policyWeightQueuesMissing = new HashSet<>();
   /** Whether some policy weight waits for its queue to exist. */
   private boolean policyWeightsPending;
-  /** Dynamic Priority's accounts, following the charges of every interval the core closes. */
-  private final DpLedger dpLedger = new DpLedger();
+  /**
+   * Dynamic Priority's accounts, following the charges of every interval the core closes; opened
+   * with the core (in the state directory when one is set).
+   */
+  private volatile DpLedger dpLedger;
   /** The plan of the offer being served; read and written only under the scheduler write lock. */
   private OfferPlan currentPlan;
   /** The MapReduce apps: the only ones whose asks the core is told (it steers no other). */
@@ -150,9 +153,15 @@ public class RackwiseFairScheduler extends FairScheduler {
     List<LearnedRatio> learned = history.load();
     DecisionCore started;
     try {
+      DpLedger ledger = shimSettings.stateDir() == null ? DpLedger.inMemory()
+          : DpLedger.open(shimSettings.stateDir(), rackwiseConf);
       started = DecisionCore.start(shimSettings.nativeRequired(),
           engineConfig(rackwiseConf, learned), metrics, this::learned, this::setPolicyWeights,
-          dpLedger::record, engineFactory());
+          ledger::record, engineFactory());
+      // The core resumes every account where the ledger left it.
+      ledger.balances().forEach((queue, balance) ->
+          started.account(queue, balance.budget(), balance.spending()));
+      dpLedger = ledger;
     } catch (RackwiseConfigException | IOException e) {
       throw new YarnRuntimeException("Rackwise cannot start: " + e.getMessage(), e);
     }
@@ -699,19 +708,24 @@ public class RackwiseFairScheduler extends FairScheduler {
   // ---- Dynamic Priority ------------------------------------------------------------------------
 
   /**
-   * Sets a Dynamic Priority budget queue's balance and spending rate (an admin's action); the
-   * core takes them at the next offer.
+   * Sets a Dynamic Priority budget queue's balance and spending rate; durable in the ledger
+   * before the core takes them, at the next offer.
    *
+   * @param by who made the change, kept in the ledger
    * @throws IllegalArgumentException a value is negative, not a number or infinite; nothing is
    *     set
+   * @throws IOException the ledger could not record it; nothing is set
    */
-  public void setDpAccount(String queue, double budget, double spending) {
-    dpLedger.set(queue, budget, spending);
-    core().account(queue, budget, spending);
+  public void setDpAccount(String queue, double budget, double spending, String by)
+      throws IOException {
+    DecisionCore started = core();
+    dpLedger.set(queue, budget, spending, by);
+    started.account(queue, budget, spending);
   }
 
   /** Dynamic Priority's accounts as of the last closed interval or admin change. */
   public DpLedger dpLedger() {
+    core();
     return dpLedger;
   }
 

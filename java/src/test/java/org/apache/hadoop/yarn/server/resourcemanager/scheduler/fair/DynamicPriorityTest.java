@@ -40,8 +40,8 @@ class DynamicPriorityTest {
       ControlledClock clock = new ControlledClock();
       clock.setTime(1_000_000);
       scheduler.setClock(clock);
-      scheduler.setDpAccount(ALICE, 1000, 1);
-      scheduler.setDpAccount(BOB, 1000, 2);
+      scheduler.setDpAccount(ALICE, 1000, 1, "admin");
+      scheduler.setDpAccount(BOB, 1000, 2, "admin");
 
       // Alice's AM launch makes the market's first offer: the opening, where only she is active.
       MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
@@ -107,13 +107,13 @@ class DynamicPriorityTest {
     try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
         MockRackCluster.allocationFile(QUEUES), Map.of(), Map.of("/r1", HOSTS), dir)) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      scheduler.setDpAccount(ALICE, 50, 1);
+      scheduler.setDpAccount(ALICE, 50, 1, "admin");
       IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
-          () -> scheduler.setDpAccount(ALICE, -5, 1));
+          () -> scheduler.setDpAccount(ALICE, -5, 1, "admin"));
       assertEquals("Dynamic Priority account of queue root.users.alice: budget -5.0 refused "
           + "(required: a finite number >= 0)", negative.getMessage());
       IllegalArgumentException nan = assertThrows(IllegalArgumentException.class,
-          () -> scheduler.setDpAccount(ALICE, 5, Double.NaN));
+          () -> scheduler.setDpAccount(ALICE, 5, Double.NaN, "admin"));
       assertTrue(nan.getMessage().contains("spending NaN refused"), nan.getMessage());
       assertEquals(50.0, scheduler.dpLedger().balance(ALICE).orElseThrow().budget(),
           "the last good account stays");
