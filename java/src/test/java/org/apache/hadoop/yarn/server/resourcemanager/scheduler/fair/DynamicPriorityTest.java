@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rackwise.yarn.bridge.WireResponse.MarketInterval;
 import io.rackwise.yarn.bridge.WireResponse.QueueAccount;
+import io.rackwise.yarn.dp.DpLedger;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -117,6 +118,53 @@ class DynamicPriorityTest {
       assertTrue(nan.getMessage().contains("spending NaN refused"), nan.getMessage());
       assertEquals(50.0, scheduler.dpLedger().balance(ALICE).orElseThrow().budget(),
           "the last good account stays");
+    }
+  }
+
+  @Test
+  void aRestartedResourceManagerResumesTheAccountsAndChargesFromTheLedger(@TempDir Path dir)
+      throws Exception {
+    Map<String, String> stateDir = Map.of("yarn.scheduler.rackwise.state.dir",
+        dir.resolve("state").toString());
+    double aliceBefore;
+    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
+        MockRackCluster.allocationFile(QUEUES), stateDir, Map.of("/r1", HOSTS), dir)) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      ControlledClock clock = new ControlledClock();
+      clock.setTime(1_000_000);
+      scheduler.setClock(clock);
+      scheduler.setDpAccount(ALICE, 1000, 1, "admin");
+      // Bob cannot pay a single unit: after a restart he must still be broke.
+      scheduler.setDpAccount(BOB, 0.5, 1, "admin");
+      MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
+      clock.tickMsec(INTERVAL_MS);
+      cluster.heartbeat("h2", alice);
+      aliceBefore = scheduler.dpLedger().balance(ALICE).orElseThrow().budget();
+      assertEquals(999.0, aliceBefore, "charged her AM's unit at 1");
+    }
+    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
+        MockRackCluster.allocationFile(QUEUES), stateDir, Map.of("/r1", HOSTS), dir)) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      assertEquals(new DpLedger.Balance(aliceBefore, 1),
+          scheduler.dpLedger().balance(ALICE).orElseThrow());
+      assertEquals(new DpLedger.Balance(0.5, 1), scheduler.dpLedger().balance(BOB).orElseThrow());
+      // The core got them: once an interval closes with both active, only alice can pay (a
+      // new account would hold the market's default budget of 0, and neither could).
+      ControlledClock clock = new ControlledClock();
+      clock.setTime(5_000_000);
+      scheduler.setClock(clock);
+      MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
+      MockRackCluster.Job bob = cluster.submit("b", BOB, "bob", Set.of(), "h2");
+      cluster.ask(alice, 4, HOSTS, 0);
+      cluster.ask(bob, 4, HOSTS, 0);
+      clock.tickMsec(INTERVAL_MS);
+      cluster.heartbeat("h3", alice, bob);
+      MarketInterval resumed = scheduler.dpLedger().latestInterval("root.users").orElseThrow();
+      assertEquals(List.of(1.0, 0.0),
+          resumed.queues().stream().map(QueueAccount::share).toList());
+      QueueManager queues = scheduler.getQueueManager();
+      assertEquals(1.0f, queues.getQueue(ALICE).getWeight());
+      assertEquals(0.0f, queues.getQueue(BOB).getWeight());
     }
   }
 
