@@ -103,6 +103,54 @@ class DynamicPriorityTest {
   }
 
   @Test
+  void spendingOneTwoAndFourGetSeventhsWithinOneContainer(@TempDir Path dir) throws Exception {
+    List<String> hosts = List.of("h1", "h2", "h3", "h4", "h5", "h6", "h7", "h8");
+    String queuesXml = QUEUES.replace("<queue name=\"bob\"/>",
+        "<queue name=\"bob\"/><queue name=\"carol\"/>");
+    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
+        MockRackCluster.allocationFile(queuesXml), Map.of(), Map.of("/r1", hosts), dir)) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      ControlledClock clock = new ControlledClock();
+      clock.setTime(1_000_000);
+      scheduler.setClock(clock);
+      List<String> users = List.of("alice", "bob", "carol");
+      List<Double> spending = List.of(1.0, 2.0, 4.0);
+      MockRackCluster.Job[] jobs = new MockRackCluster.Job[users.size()];
+      for (int u = 0; u < users.size(); u++) {
+        scheduler.setDpAccount("root.users." + users.get(u), 1000, spending.get(u), "admin");
+        jobs[u] = cluster.submit(users.get(u), "root.users." + users.get(u), users.get(u),
+            Set.of(), hosts.get(u));
+      }
+      // Asked for once every AM runs: until the first close only the opening's shares hold.
+      for (MockRackCluster.Job job : jobs) {
+        cluster.ask(job, 80, hosts, 0);
+      }
+      clock.tickMsec(INTERVAL_MS);
+      for (int round = 0; round < 9; round++) {
+        for (String host : hosts) {
+          cluster.heartbeat(host, jobs);
+        }
+      }
+      QueueManager queues = scheduler.getQueueManager();
+      int clusterUnits = hosts.size() * 8;
+      long total = 0;
+      for (String user : users) {
+        total += units(queues, "root.users." + user);
+      }
+      assertEquals(clusterUnits, total, "the cluster is full");
+      // Within one container of each target (9.1, 18.3, 36.6 of 64): the granularity of whole
+      // containers, 11 % of alice's target here, so 5 % of it would need 140 units or more.
+      // An equal split (21.3 each) misses alice's and carol's by 12 containers or more.
+      for (int u = 0; u < users.size(); u++) {
+        long held = units(queues, "root.users." + users.get(u));
+        double target = clusterUnits * spending.get(u) / 7;
+        assertTrue(Math.abs(held - target) <= 1.0,
+            users.get(u) + " holds " + held + " units, target " + target);
+      }
+    }
+  }
+
+  @Test
   void aNegativeOrNonNumericAccountIsRefusedNamingQueueAndValue(@TempDir Path dir)
       throws Exception {
     try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
