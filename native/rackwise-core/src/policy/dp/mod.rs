@@ -202,7 +202,7 @@ pub fn settle(
 struct Clock {
     /// When the interval in progress closes.
     closes_ms: u64,
-    /// The number of the interval in progress (the opening is 0).
+    /// The number of the last close (0: the opening).
     sequence: u64,
     price: f64,
 }
@@ -256,7 +256,8 @@ impl Dp {
         usage
     }
 
-    /// Opens or closes `market`'s interval when due; the weights to set if it did.
+    /// Opens `market` at its first offer, or closes its interval in progress when due; the
+    /// interval opened or closed, if any (its lines carry the new shares).
     fn tick(
         &mut self,
         context: &Context,
@@ -287,6 +288,8 @@ impl Dp {
                     memory_mb: total.memory_mb + node.capacity.memory_mb,
                     vcores: total.vcores + node.capacity.vcores,
                 });
+        // With no unit a container is one unit, and the capacity is what runs: the nodes' size
+        // cannot tell how many containers fit.
         let containers = context.state.containers.len() as f64;
         let capacity = capacity_units(cluster, unit).unwrap_or(containers);
         let mut accounts: BTreeMap<String, Account> = self
