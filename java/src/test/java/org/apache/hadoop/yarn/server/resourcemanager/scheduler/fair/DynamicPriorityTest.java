@@ -66,6 +66,10 @@ class DynamicPriorityTest {
       assertEquals(2 / 3.0, first.queues().get(1).share(), 1e-12);
       assertEquals(1 / 3.0, queues.getQueue(ALICE).getWeight(), 1e-6);
       assertEquals(2 / 3.0, queues.getQueue(BOB).getWeight(), 1e-6);
+      // An allocation reload installs the configured weights (1); the market's come back.
+      scheduler.reinitialize(cluster.rm.getConfig(), cluster.rm.getRMContext());
+      assertEquals(1 / 3.0, queues.getQueue(ALICE).getWeight(), 1e-6, "after a reload");
+      assertEquals(2 / 3.0, queues.getQueue(BOB).getWeight(), 1e-6, "after a reload");
 
       // Saturating demand fills the cluster, one container per heartbeat, by those weights.
       for (int round = 0; round < 12; round++) {
