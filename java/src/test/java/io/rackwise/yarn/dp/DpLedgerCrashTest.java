@@ -1,5 +1,6 @@
 package io.rackwise.yarn.dp;
 
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -11,6 +12,7 @@ import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,9 +24,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The ledger survives a kill -9 of its writer: a child JVM closes a deterministic market's
- * intervals into the ledger and is killed mid-stream; the ledger it leaves opens to exactly the
- * balances of replaying the intervals it holds, each once, and a second writer continues from
- * there to exactly the balances of the whole replay.
+ * intervals into the ledger (whose background writer has up to {@value #BATCH} of them queued at
+ * any time) and is killed mid-stream; the ledger it leaves opens to exactly the balances of
+ * replaying the intervals it holds, each once (the queued ones are simply not charged), and a
+ * second writer continues from there to exactly the balances of the whole replay.
  */
 class DpLedgerCrashTest {
   private static final String MARKET = "root.users";
@@ -32,11 +35,18 @@ class DpLedgerCrashTest {
   private static final String B = MARKET + ".b";
   /** The two admin records every run starts with; intervals are the records after them. */
   private static final int SETS = 2;
+  /**
+   * Intervals the writer hands the ledger between two waits for its files to catch up: up to
+   * this many are queued, not yet written, when the kill comes.
+   */
+  private static final int BATCH = 10;
+  private static final Duration WRITER_CATCHES_UP = Duration.ofSeconds(60);
 
   /** Opens the ledger in {@code args[0]} and closes intervals up to record {@code args[1]}. */
   public static void main(String[] args) throws IOException {
     DpLedger ledger = DpLedger.open(new Path(args[0]), new Configuration());
     run(ledger, Long.parseLong(args[1]), true);
+    ledger.close();
   }
 
   /**
@@ -49,13 +59,22 @@ class DpLedgerCrashTest {
       ledger.set(A, 300, 1, "admin");
       ledger.set(B, 1_000_000, 2, "admin");
     }
-    while (ledger.lastRecord() < target) {
-      long k = ledger.lastRecord() - SETS + 1;
+    // Intervals in the files; those a killed writer had only queued are closed again.
+    long k = ledger.lastRecord() - SETS;
+    while (k + SETS < target) {
+      k++;
       ledger.record(List.of(interval(ledger.balances(), k)));
-      if (announce) {
-        System.out.println("record " + ledger.lastRecord());
+      if (k % BATCH == 0) {
+        long due = k + SETS;
+        await("the ledger's writer reaches record " + due).atMost(WRITER_CATCHES_UP)
+            .until(() -> ledger.lastRecord() == due);
+        if (announce) {
+          System.out.println("record " + ledger.lastRecord());
+        }
       }
     }
+    await("the ledger's writer reaches record " + target).atMost(WRITER_CATCHES_UP)
+        .until(() -> ledger.lastRecord() == target);
   }
 
   /** Interval {@code k} of the market: each queue charged for a usage that depends on k. */
@@ -105,7 +124,7 @@ class DpLedgerCrashTest {
 
     DpLedger afterKill = DpLedger.open(new Path(dir.toString()), new Configuration());
     long held = afterKill.lastRecord();
-    // Every record announced was durable; the one being written may or may not be.
+    // Every record announced was durable; those queued after it may or may not be.
     assertTrue(held >= announced, held + " records held, " + announced + " announced");
     assertEquals(replay(held), afterKill.balances(), "the replay of the records held");
     assertEquals(0.0, afterKill.balance(A).orElseThrow().budget(), "A ran out, not below 0");

@@ -207,6 +207,10 @@ public class RackwiseFairScheduler extends FairScheduler {
     if (core != null) {
       core.close();
     }
+    if (dpLedger != null) {
+      // After the core: no interval closes any more, so every one closed is written.
+      dpLedger.close();
+    }
     if (history != null) {
       history.close();
     }

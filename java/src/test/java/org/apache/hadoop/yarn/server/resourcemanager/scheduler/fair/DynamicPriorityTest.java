@@ -1,13 +1,18 @@
 package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 
+import static io.rackwise.yarn.testing.Waiting.awaitTrue;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rackwise.yarn.bridge.WireResponse.MarketInterval;
 import io.rackwise.yarn.bridge.WireResponse.QueueAccount;
 import io.rackwise.yarn.dp.DpLedger;
+import io.rackwise.yarn.testing.StallingFileSystem;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -217,6 +222,43 @@ class DynamicPriorityTest {
       QueueManager queues = scheduler.getQueueManager();
       assertEquals(1.0f, queues.getQueue(ALICE).getWeight());
       assertEquals(0.0f, queues.getQueue(BOB).getWeight());
+    }
+  }
+
+  @Test
+  void aHeldLedgerFileSystemDoesNotHoldUpTheHeartbeatThatClosesAnInterval(@TempDir Path dir)
+      throws Exception {
+    Map<String, String> conf = new HashMap<>(StallingFileSystem.CONF);
+    conf.put("yarn.scheduler.rackwise.state.dir",
+        StallingFileSystem.path(dir.resolve("state")).toString());
+    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
+        MockRackCluster.allocationFile(QUEUES), conf, Map.of("/r1", HOSTS), dir)) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      ControlledClock clock = new ControlledClock();
+      clock.setTime(1_000_000);
+      scheduler.setClock(clock);
+      scheduler.setDpAccount(ALICE, 1000, 1, "admin");
+      MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
+      cluster.ask(alice, 4, HOSTS, 0);
+      long before = scheduler.dpLedger().lastRecord();
+      StallingFileSystem.hold();
+      try {
+        clock.tickMsec(INTERVAL_MS);
+        // A ledger written on the offer path would wait here until the release: forever.
+        assertTimeoutPreemptively(Duration.ofSeconds(20), () -> cluster.heartbeat("h2", alice),
+            "the heartbeat waited for the ledger's file system");
+        assertEquals(1, scheduler.dpLedger().latestInterval("root.users").orElseThrow()
+            .sequence(), "the interval closed on that heartbeat");
+        assertEquals(999.0, scheduler.dpLedger().balance(ALICE).orElseThrow().budget(),
+            "charged at once in memory");
+        awaitTrue(() -> StallingFileSystem.appendsHeld() == 1,
+            "the ledger's writer waits at the file system");
+        assertEquals(before, scheduler.dpLedger().lastRecord(), "not yet written");
+      } finally {
+        StallingFileSystem.release();
+      }
+      awaitTrue(() -> scheduler.dpLedger().lastRecord() == before + 1,
+          "written once the file system answers");
     }
   }
 
