@@ -288,7 +288,6 @@ public final class DpLedger {
     unwritten.values().forEach(carried -> accounts.add(carried.put("carried", true)));
     try {
       write(record);
-      unwritten.clear();
     } catch (IOException e) {
       for (JsonNode line : accounts) {
         unwritten.put(line.get("queue").asText(), (ObjectNode) line);
@@ -309,8 +308,11 @@ public final class DpLedger {
     record.put("n", lastRecord + 1);
     journal.append((JSON.writeValueAsString(record) + "\n").getBytes(StandardCharsets.UTF_8));
     for (JsonNode account : record.get("accounts")) {
-      written.put(account.get("queue").asText(), new Balance(
+      String queue = account.get("queue").asText();
+      written.put(queue, new Balance(
           account.get("budget").asDouble(), account.get("spending").asDouble()));
+      // Written now, so nothing older of it may ride along later (an admin's set included).
+      unwritten.remove(queue);
     }
     lastRecord++;
     if (++journaled >= COMPACT_AFTER) {

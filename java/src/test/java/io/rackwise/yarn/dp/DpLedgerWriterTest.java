@@ -80,4 +80,22 @@ class DpLedgerWriterTest {
     assertEquals(Map.of(A, new DpLedger.Balance(98, 1), C, new DpLedger.Balance(43, 1)),
         reopened.balances(), "C's charge came with A's record");
   }
+
+  @Test
+  void anAdminChangeAfterAFailedWriteIsNotUndoneByTheCarriedBalance(
+      @TempDir java.nio.file.Path dir) throws Exception {
+    Configuration conf = StallingFileSystem.configuration();
+    Path path = StallingFileSystem.path(dir);
+    DpLedger ledger = DpLedger.open(path, conf);
+    ledger.set(A, 100, 1, "admin");
+    ledger.set(C, 50, 1, "admin");
+    StallingFileSystem.failNext(1);
+    ledger.record(List.of(charge("root.other", 1, C, ledger.balance(C).orElseThrow(), 7)));
+    ledger.set(C, 500, 1, "admin");
+    ledger.record(List.of(charge("root.users", 1, A, ledger.balance(A).orElseThrow(), 2)));
+    awaitTrue(() -> ledger.lastRecord() == 4, "the set and the second interval are written");
+    ledger.close();
+    assertEquals(new DpLedger.Balance(500, 1),
+        DpLedger.open(path, conf).balance(C).orElseThrow(), "the admin's change stands");
+  }
 }
