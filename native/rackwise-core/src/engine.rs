@@ -123,6 +123,7 @@ impl Engine {
             },
             logs: Vec::new(),
             queue_weights,
+            intervals: self.policies.closed_intervals(),
         }
     }
 }

@@ -121,6 +121,10 @@ pub struct EngineConfig {
     /// Where the queue settings came from, for error messages (the allocation file path).
     #[serde(default)]
     pub source: String,
+    /// The scheduler's minimum allocation (`yarn.scheduler.minimum-allocation-*`): the default
+    /// resource unit a market policy prices containers in. All zero when the shim sends none.
+    #[serde(default)]
+    pub minimum_allocation: Resources,
 }
 
 /// One `<queue>` of fair-scheduler.xml.
@@ -257,6 +261,14 @@ pub enum Event {
         #[serde(default)]
         cpu_speed: Option<f64>,
     },
+    /// Sets a Dynamic Priority budget queue's balance (credits) and spending rate (credits
+    /// per resource unit per allocation interval): from the ledger at start, or from an admin.
+    /// Both must be finite and `>= 0`.
+    Account {
+        queue: String,
+        budget: f64,
+        spending: f64,
+    },
 }
 
 /// Outstanding containers of one priority, by location.
@@ -291,6 +303,45 @@ pub struct OfferResponse {
     /// weights); empty, and left out of the JSON, when nothing changes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub queue_weights: Vec<QueueWeight>,
+    /// The market intervals that closed at this offer, for the shim's ledger; empty, and left
+    /// out of the JSON, when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<MarketInterval>,
+}
+
+/// One closed allocation interval of a Dynamic Priority market (a `dp` parent queue): what each
+/// budget queue was charged, and the shares for the next interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MarketInterval {
+    /// The `dp` parent queue, e.g. `root.users`.
+    pub market: String,
+    /// Numbers the market's intervals from 1 (0 is the opening, which charges nothing), so a
+    /// ledger can tell an interval it already holds.
+    pub sequence: u64,
+    pub end_ms: u64,
+    /// The sum of the spending rates of the queues that are active and can pay.
+    pub price: f64,
+    /// Every budget queue of the market, by name.
+    pub queues: Vec<QueueAccount>,
+}
+
+/// One budget queue at the close of an interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct QueueAccount {
+    /// Full queue path, e.g. `root.users.alice`.
+    pub queue: String,
+    /// The balance after this interval's charge.
+    pub budget: f64,
+    pub spending: f64,
+    /// Resource units the queue held at the close, and those of them within its share.
+    pub used: f64,
+    pub charged_units: f64,
+    /// `spending × charged_units`, at most what the budget held.
+    pub charge: f64,
+    /// The share for the next interval (its FairScheduler weight).
+    pub share: f64,
 }
 
 /// A FairScheduler queue's weight, as a policy sets it.

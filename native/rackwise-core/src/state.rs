@@ -86,6 +86,13 @@ pub enum Observation {
     HostFigures {
         host: String,
     },
+    /// A budget queue's balance and spending rate were set (see `Event::Account`); the state
+    /// keeps no accounts, so the values travel with the observation.
+    Account {
+        queue: String,
+        budget: f64,
+        spending: f64,
+    },
 }
 
 /// What a MapReduce job has told us about itself, through its containers and counters.
@@ -248,6 +255,7 @@ pub struct Container {
     pub kind: TaskKind,
     pub locality: Locality,
     pub start_ms: u64,
+    pub resources: Resources,
 }
 
 /// The known apps, searched by id like an ordered map. Each app also keeps a slot for as long
@@ -588,7 +596,7 @@ impl ClusterState {
                 node,
                 priority,
                 locality,
-                resources: _,
+                resources,
                 time_ms,
             } => {
                 let Some(known) = self.apps.get_mut(&app) else {
@@ -620,6 +628,7 @@ impl ClusterState {
                         kind,
                         locality,
                         start_ms: time_ms,
+                        resources,
                     },
                 ) {
                     self.unindex(&container, &replaced);
@@ -737,6 +746,25 @@ impl ClusterState {
                 }
                 if changed {
                     observed.push(Observation::HostFigures { host });
+                }
+            }
+            Event::Account {
+                queue,
+                budget,
+                spending,
+            } => {
+                let valid = |value: f64| value.is_finite() && value >= 0.0;
+                if valid(budget) && valid(spending) {
+                    observed.push(Observation::Account {
+                        queue,
+                        budget,
+                        spending,
+                    });
+                } else {
+                    log::warn!(
+                        "account of queue {queue} ignored: budget {budget} and spending \
+                         {spending} must both be finite and >= 0"
+                    );
                 }
             }
         }

@@ -20,6 +20,7 @@ fn engine() -> Engine {
         ],
         learned: vec![],
         source: "test".into(),
+        ..EngineConfig::default()
     };
     Engine::new(&config).expect("valid config")
 }

@@ -22,6 +22,7 @@ fn config(settings: &[(&str, &str)], queues: Vec<QueueSettings>) -> EngineConfig
         queues,
         learned: vec![],
         source: "fair-scheduler.xml".to_string(),
+        ..EngineConfig::default()
     }
 }
 

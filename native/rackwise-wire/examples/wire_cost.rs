@@ -332,6 +332,7 @@ fn response(queues: usize, entries: usize) -> OfferResponse {
         },
         learned: vec![],
         queue_weights: vec![],
+        intervals: vec![],
         diagnostics: Diagnostics {
             rack: Some(RackName(rack(3).into())),
             rack_utilization: 0.62,

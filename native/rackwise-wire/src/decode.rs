@@ -50,6 +50,11 @@ pub fn engine_config(message: v1::EngineConfig) -> Result<EngineConfig, WireErro
         queues,
         learned,
         source: message.source,
+        minimum_allocation: message
+            .minimum_allocation
+            .map(|m| resources(m, at.field("minimum_allocation")))
+            .transpose()?
+            .unwrap_or_default(),
     })
 }
 
@@ -214,7 +219,26 @@ fn event(kind: v1::event::Kind, at: At<'_>) -> Result<Event, WireError> {
                 cpu_speed: m.cpu_speed,
             }
         }
+        Kind::Account(m) => {
+            let at = at.field("account");
+            Event::Account {
+                queue: non_empty(m.queue, at, "queue")?,
+                budget: credits(required(m.budget, at, "budget")?, at, "budget")?,
+                spending: credits(required(m.spending, at, "spending")?, at, "spending")?,
+            }
+        }
     })
+}
+
+/// A budget or spending rate: finite and not negative.
+fn credits(value: f64, at: At<'_>, field: &'static str) -> Result<f64, WireError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(at
+            .field(field)
+            .error(format!("is {value} (required: finite and >= 0)")))
+    }
 }
 
 /// One `AsksChanged`'s rows, each priority at most once. A row with `any == 0` removes its

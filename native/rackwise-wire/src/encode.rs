@@ -85,6 +85,29 @@ pub fn offer_response(response: &OfferResponse) -> Result<v1::OfferResponse, Wir
                 weight: Some(weight.weight),
             })
             .collect(),
+        intervals: response
+            .intervals
+            .iter()
+            .map(|interval| v1::MarketInterval {
+                market: interval.market.clone(),
+                sequence: Some(interval.sequence),
+                end_ms: Some(interval.end_ms),
+                price: Some(interval.price),
+                queues: interval
+                    .queues
+                    .iter()
+                    .map(|line| v1::QueueAccount {
+                        queue: line.queue.clone(),
+                        budget: Some(line.budget),
+                        spending: Some(line.spending),
+                        used: Some(line.used),
+                        charged_units: Some(line.charged_units),
+                        charge: Some(line.charge),
+                        share: Some(line.share),
+                    })
+                    .collect(),
+            })
+            .collect(),
     })
 }
 

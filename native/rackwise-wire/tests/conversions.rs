@@ -113,6 +113,11 @@ fn every_event() -> v1::OfferRequest {
             event(Kind::AppRemoved(v1::AppRemoved {
                 app: "app_0".into(),
             })),
+            event(Kind::Account(v1::Account {
+                queue: "root.users.alice".into(),
+                budget: Some(100.0),
+                spending: Some(1.5),
+            })),
         ],
         node: Some(v1::NodeOffer {
             node: "h1:8041".into(),
@@ -218,6 +223,11 @@ fn every_event_kind_becomes_the_protocol_event() {
             p::Event::AppRemoved {
                 app: AppId("app_0".into()),
             },
+            p::Event::Account {
+                queue: "root.users.alice".into(),
+                budget: 100.0,
+                spending: 1.5,
+            },
         ],
         node: p::NodeOffer {
             node: p::NodeId("h1:8041".into()),
@@ -307,6 +317,34 @@ fn kind_at<T>(
 
 const MISSING: &str = "is missing (required)";
 const EMPTY: &str = "is empty (required";
+
+#[test]
+fn an_account_needs_a_queue_and_credits_that_are_finite_and_not_negative() {
+    fn account(r: &mut v1::OfferRequest) -> &mut v1::Account {
+        let last = r.events.len() - 1;
+        kind_at(r, last, |k| match k {
+            Kind::Account(m) => Some(m),
+            _ => None,
+        })
+    }
+    let last = every_event().events.len() - 1;
+    let at = format!("OfferRequest.events[{last}].account");
+    refused(&format!("{at}.queue"), EMPTY, |r| account(r).queue.clear());
+    refused(&format!("{at}.budget"), MISSING, |r| {
+        account(r).budget = None
+    });
+    refused(&format!("{at}.spending"), MISSING, |r| {
+        account(r).spending = None
+    });
+    refused(
+        &format!("{at}.budget"),
+        "is -1 (required: finite and >= 0)",
+        |r| account(r).budget = Some(-1.0),
+    );
+    refused(&format!("{at}.spending"), "is NaN (required", |r| {
+        account(r).spending = Some(f64::NAN)
+    });
+}
 
 #[test]
 fn the_request_and_node_fields_are_required() {
@@ -625,6 +663,7 @@ fn config() -> v1::EngineConfig {
             runs: Some(3),
         }],
         source: "fair-scheduler.xml".into(),
+        minimum_allocation: resources(1024, 1),
     }
 }
 
@@ -660,6 +699,10 @@ fn an_engine_config_becomes_the_protocol_config() {
                 runs: 3,
             }],
             source: "fair-scheduler.xml".into(),
+            minimum_allocation: p::Resources {
+                memory_mb: 1024,
+                vcores: 1,
+            },
         }
     );
 }
@@ -688,7 +731,7 @@ fn the_engine_config_requires_queue_names_and_whole_ratios() {
 }
 
 #[test]
-fn the_response_carries_plan_diagnostics_learned_logs_and_queue_weights() {
+fn the_response_carries_plan_diagnostics_learned_logs_queue_weights_and_intervals() {
     let response = p::OfferResponse {
         plan: p::Plan {
             queues: vec![p::QueuePlan {
@@ -728,6 +771,21 @@ fn the_response_carries_plan_diagnostics_learned_logs_and_queue_weights() {
                 weight: 0.0,
             },
         ],
+        intervals: vec![p::MarketInterval {
+            market: "root.users".into(),
+            sequence: 7,
+            end_ms: 140_000,
+            price: 3.0,
+            queues: vec![p::QueueAccount {
+                queue: "root.users.bob".into(),
+                budget: 94.0,
+                spending: 2.0,
+                used: 4.0,
+                charged_units: 3.0,
+                charge: 6.0,
+                share: 2.0 / 3.0,
+            }],
+        }],
     };
     let bytes = rackwise_wire::encode_offer_response(&response).unwrap();
     let decoded = v1::OfferResponse::decode(bytes.as_slice()).unwrap();
@@ -772,6 +830,21 @@ fn the_response_carries_plan_diagnostics_learned_logs_and_queue_weights() {
                     weight: Some(0.0),
                 },
             ],
+            intervals: vec![v1::MarketInterval {
+                market: "root.users".into(),
+                sequence: Some(7),
+                end_ms: Some(140_000),
+                price: Some(3.0),
+                queues: vec![v1::QueueAccount {
+                    queue: "root.users.bob".into(),
+                    budget: Some(94.0),
+                    spending: Some(2.0),
+                    used: Some(4.0),
+                    charged_units: Some(3.0),
+                    charge: Some(6.0),
+                    share: Some(2.0 / 3.0),
+                }],
+            }],
         }
     );
 }

@@ -10,6 +10,7 @@
 //! Adding a policy is one module folder here and one line in [`Registry::builtin`]; a caller
 //! may also register its own policies (see `tests/example_policy.rs`).
 
+pub mod dp;
 pub mod drmjs;
 pub mod fresh;
 pub mod nas;
@@ -17,7 +18,8 @@ pub mod shufflewatcher;
 
 use crate::mapreduce::TaskKind;
 use crate::protocol::{
-    AppId, Locality, NodeId, Plan, PlanEntry, QueuePlan, QueueWeight, RackName, Resources,
+    AppId, Locality, MarketInterval, NodeId, Plan, PlanEntry, QueuePlan, QueueWeight, RackName,
+    Resources,
 };
 use crate::settings::{params::no_check, Declaration, ParamValues, Settings};
 use crate::state::{App, ClusterState, Node, Observation};
@@ -31,7 +33,8 @@ use std::sync::Arc;
 /// Call order on each offer: `observe` for every observation of the offer's events, in order,
 /// each once the state reflects it; then, for each steered queue with candidate apps (queues in
 /// name order), `begin_offer` before the policy's first queue of this offer and `rank` for the
-/// queue; `end_offer` for every policy once all queues are planned; then `queue_weights`.
+/// queue; `end_offer` for every policy once all queues are planned; then `queue_weights`, then
+/// `closed_intervals`.
 pub trait Policy: AsAny + Send {
     /// The `<policy>` name and the parameters, as data (the settings parse and check them).
     fn declaration(&self) -> Declaration;
@@ -53,6 +56,11 @@ pub trait Policy: AsAny + Send {
     /// Weights to set on FairScheduler queues, asked once per offer (a policy recomputes on
     /// its own interval from `now_ms`); empty leaves every weight as it is.
     fn queue_weights(&mut self, _context: &Context, _now_ms: u64) -> Vec<QueueWeight> {
+        Vec::new()
+    }
+
+    /// The market intervals that closed since the last call, for the shim's ledger.
+    fn closed_intervals(&mut self) -> Vec<MarketInterval> {
         Vec::new()
     }
 }
@@ -80,6 +88,11 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// The queues whose own `<rackwise>` element names this policy, with their parameters.
+    pub fn own_queues(&self) -> impl Iterator<Item = (&'a str, &'a ParamValues)> {
+        self.settings.queues_of(self.index)
+    }
+
     /// The parameters of `queue` if this policy steers it.
     pub fn steered(&self, queue: &str) -> Option<&'a ParamValues> {
         let setup = self.settings.queue_policy(queue);
@@ -147,7 +160,7 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// `none`, `shufflewatcher`, `nas`, `fresh` and `drmjs`.
+    /// `none`, `shufflewatcher`, `nas`, `fresh`, `drmjs` and `dp`.
     pub fn builtin() -> Registry {
         Registry {
             policies: Vec::new(),
@@ -159,6 +172,7 @@ impl Registry {
         .with(Box::new(nas::Nas::default()))
         .with(Box::new(fresh::Fresh::default()))
         .with(Box::new(drmjs::Drmjs::default()))
+        .with(Box::new(dp::Dp::default()))
     }
 
     /// Adds a policy. Panics if its name is taken: two policies answering to one `<policy>`
@@ -290,6 +304,14 @@ impl Registry {
             weights.extend(policy.queue_weights(&context, now_ms));
         }
         weights
+    }
+
+    /// Every policy's market intervals closed since the previous offer.
+    pub(crate) fn closed_intervals(&mut self) -> Vec<MarketInterval> {
+        self.policies
+            .iter_mut()
+            .flat_map(|policy| policy.closed_intervals())
+            .collect()
     }
 }
 

@@ -8,7 +8,7 @@ pub mod params;
 pub mod queues;
 
 use crate::error::{ConfigProblem, CoreError};
-use crate::protocol::{EngineConfig, RackName};
+use crate::protocol::{EngineConfig, RackName, Resources};
 pub use cluster::{LoadSource, NetSatSettings, CONGESTION_THRESHOLD, CORE_KEYS, KEY_PREFIX};
 pub use params::{Declaration, Param, ParamKind, ParamProblem, ParamValues, Value};
 pub use queues::{starvation_guard_element, QueueSetup, ELEMENT_STARVATION_GUARD};
@@ -44,6 +44,8 @@ pub struct Settings {
     queues: BTreeMap<String, QueueSetup>,
     /// The setup of a queue no `<rackwise>` element reaches: left to FairScheduler.
     unsteered: QueueSetup,
+    /// The scheduler's minimum allocation, as the shim sent it (all zero when it sent none).
+    pub minimum_allocation: Resources,
 }
 
 impl Settings {
@@ -124,6 +126,7 @@ impl Settings {
                 values: ParamValues::defaults(&[]),
                 starvation_guard_ms: None,
             },
+            minimum_allocation: config.minimum_allocation,
         })
     }
 
@@ -149,6 +152,15 @@ impl Settings {
         setup
             .starvation_guard_ms
             .unwrap_or(self.starvation_guard_ms)
+    }
+
+    /// The queues whose own `<rackwise>` element names the policy at `index`, in name order,
+    /// with their parameters (queues that only inherit it are not listed).
+    pub fn queues_of(&self, index: usize) -> impl Iterator<Item = (&str, &ParamValues)> {
+        self.queues
+            .iter()
+            .filter(move |(_, setup)| setup.policy == index)
+            .map(|(queue, setup)| (queue.as_str(), &setup.values))
     }
 
     /// The yarn-site keys of the policy at `index` in the registry.

@@ -411,8 +411,10 @@ pub struct Declaration {
     pub cluster_params: &'static [Param],
     /// Checks between a queue's parameters, past each one's own bounds.
     pub check: fn(&ParamValues) -> Vec<ParamProblem>,
-    /// `false` for `none`: its queues are left to FairScheduler, so its elements are
-    /// everyone's (a queue can be switched off and on by its `<policy>` alone).
+    /// Whether the policy ranks its queues' apps on each offer. `false` for `none`, whose
+    /// queues are left to FairScheduler and which declares no elements, so under it every
+    /// element is kept unchecked (a queue can be switched off and on by its `<policy>` alone);
+    /// and for `dp`, which steers through queue weights only and checks its own elements.
     pub steers: bool,
 }
 

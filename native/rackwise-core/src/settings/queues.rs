@@ -153,7 +153,7 @@ pub(super) fn parse_queues(
                     ),
                 });
             }
-            if declaration.steers {
+            if declaration.steers || !declaration.queue_params.is_empty() {
                 check_foreign_elements(declaration, declarations, elements, &element, problems);
                 for problem in (declaration.check)(values) {
                     problems.push(ConfigProblem {

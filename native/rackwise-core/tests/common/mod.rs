@@ -119,6 +119,7 @@ impl TestEnv {
             queues,
             learned: vec![],
             source: "test".into(),
+            ..EngineConfig::default()
         };
         let mut env = TestEnv {
             engine: Engine::with_registry(&config, policies)?,

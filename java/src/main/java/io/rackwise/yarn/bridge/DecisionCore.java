@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * <p>The fallback net: any failure on the native path, at any stage (loading the library,
  * building the engine, encoding an event or the offer, the native call, decoding the response,
  * writing the native log records, handing learned ratios over, applying the policies' queue
- * weights, and, reported by the scheduler
+ * weights, recording closed market intervals, and, reported by the scheduler
  * through {@link #failed}, checking and applying the plan) is logged once at ERROR naming the
  * stage, counted in {@code NativeFailures}, and turns the core off: every later offer is
  * scheduled by stock FairScheduler until the ResourceManager restarts, and nothing is built for
@@ -67,6 +67,8 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
   private final Consumer<List<LearnedRatio>> learnedSink;
   /** Applies the FairScheduler queue weights the policies set (market policies' output). */
   private final Consumer<List<WireResponse.QueueWeight>> weightSink;
+  /** Takes the market intervals that closed (Dynamic Priority's ledger). */
+  private final Consumer<List<WireResponse.MarketInterval>> intervalSink;
   private final ConcurrentLinkedQueue<Event> pending = new ConcurrentLinkedQueue<>();
   private final AtomicBoolean failed = new AtomicBoolean();
   private volatile NativeEngine engine;
@@ -76,11 +78,13 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
 
   private DecisionCore(boolean required, RackwiseMetrics metrics,
       Consumer<List<LearnedRatio>> learnedSink,
-      Consumer<List<WireResponse.QueueWeight>> weightSink) {
+      Consumer<List<WireResponse.QueueWeight>> weightSink,
+      Consumer<List<WireResponse.MarketInterval>> intervalSink) {
     this.required = required;
     this.metrics = metrics;
     this.learnedSink = learnedSink;
     this.weightSink = weightSink;
+    this.intervalSink = intervalSink;
   }
 
   /**
@@ -92,9 +96,11 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
    */
   public static DecisionCore start(boolean required, EngineConfig config, RackwiseMetrics metrics,
       Consumer<List<LearnedRatio>> learnedSink,
-      Consumer<List<WireResponse.QueueWeight>> weightSink, NativeEngine.Factory factory)
+      Consumer<List<WireResponse.QueueWeight>> weightSink,
+      Consumer<List<WireResponse.MarketInterval>> intervalSink, NativeEngine.Factory factory)
       throws RackwiseConfigException {
-    DecisionCore core = new DecisionCore(required, metrics, learnedSink, weightSink);
+    DecisionCore core =
+        new DecisionCore(required, metrics, learnedSink, weightSink, intervalSink);
     NativeLibraryLoader.LoadResult load = NativeLibraryLoader.load();
     if (!load.loaded()) {
       core.failed("loading the native library",
@@ -199,6 +205,11 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
         figures.get(HostFigure.NETWORK_UTILIZATION), figures.get(HostFigure.CPU_SPEED)));
   }
 
+  /** Sets a Dynamic Priority budget queue's balance and spending rate. */
+  public void account(String queue, double budget, double spending) {
+    emit("account", () -> WireCodec.account(queue, budget, spending));
+  }
+
   // ---- the offer ---------------------------------------------------------------------------
 
   /**
@@ -238,6 +249,10 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
       stage = "applying the policies' queue weights";
       if (!response.queueWeights().isEmpty()) {
         weightSink.accept(response.queueWeights());
+      }
+      stage = "recording the closed market intervals";
+      if (!response.intervals().isEmpty()) {
+        intervalSink.accept(response.intervals());
       }
       metrics.offerDecided(callNanos, !plan.isEmpty(), response.diagnostics().starved().size());
       if (callNanos > SLOW_OFFER_MS * 1_000_000L) {

@@ -1,6 +1,7 @@
 package io.rackwise.yarn.bridge;
 
 import com.google.protobuf.InvalidProtocolBufferException;
+import io.rackwise.wire.v1.Account;
 import io.rackwise.wire.v1.AppAdded;
 import io.rackwise.wire.v1.AppRemoved;
 import io.rackwise.wire.v1.AskRow;
@@ -14,6 +15,7 @@ import io.rackwise.wire.v1.HostFigures;
 import io.rackwise.wire.v1.Locality;
 import io.rackwise.wire.v1.LogLevel;
 import io.rackwise.wire.v1.LogRecords;
+import io.rackwise.wire.v1.MarketInterval;
 import io.rackwise.wire.v1.NodeAdded;
 import io.rackwise.wire.v1.NodeOffer;
 import io.rackwise.wire.v1.NodeRemoved;
@@ -21,6 +23,7 @@ import io.rackwise.wire.v1.OfferRequest;
 import io.rackwise.wire.v1.OfferResponse;
 import io.rackwise.wire.v1.PlanEntry;
 import io.rackwise.wire.v1.QueuePlan;
+import io.rackwise.wire.v1.QueueAccount;
 import io.rackwise.wire.v1.QueueSettings;
 import io.rackwise.wire.v1.QueueWeight;
 import io.rackwise.wire.v1.RackLoad;
@@ -71,11 +74,18 @@ public final class WireCodec {
 
   // ---- configuration --------------------------------------------------------------------------
 
-  /** The engine configuration: yarn-site keys, every queue, the learned history. */
+  /**
+   * The engine configuration: yarn-site keys, every queue, the learned history, and the
+   * scheduler's minimum allocation (null: none sent, and a market counts containers).
+   */
   public static EngineConfig engineConfig(Map<String, String> coreSettings,
-      List<QueueExtension> queues, List<LearnedRatio> learned, String source) {
+      List<QueueExtension> queues, List<LearnedRatio> learned, String source,
+      Resource minimumAllocation) {
     EngineConfig.Builder config = EngineConfig.newBuilder().putAllSettings(coreSettings)
         .setSource(source == null ? "" : source);
+    if (minimumAllocation != null) {
+      config.setMinimumAllocation(resources(minimumAllocation));
+    }
     for (QueueExtension queue : queues) {
       QueueSettings.Builder settings = QueueSettings.newBuilder()
           .setQueue(id(queue.queue(), "QueueSettings.queue"));
@@ -245,6 +255,13 @@ public final class WireCodec {
         .build();
   }
 
+  /** Sets a Dynamic Priority budget queue's balance and spending rate. */
+  public static Event account(String queue, double budget, double spending) {
+    return Event.newBuilder().setAccount(Account.newBuilder()
+        .setQueue(id(queue, "Account.queue")).setBudget(budget).setSpending(spending))
+        .build();
+  }
+
   public static Event rackLoad(String rack, double utilization, long timeMs) {
     return Event.newBuilder().setRackLoad(RackLoad.newBuilder()
         .setRack(id(rack, "RackLoad.rack")).setUtilization(utilization).setTimeMs(timeMs))
@@ -325,7 +342,8 @@ public final class WireCodec {
         learned(response.getLearnedList(), at + ".learned"),
         diagnostics(response.getDiagnostics(), at + ".diagnostics"),
         logs(response.getLogsList(), at + ".logs"),
-        weights(response.getQueueWeightsList(), at + ".queue_weights"));
+        weights(response.getQueueWeightsList(), at + ".queue_weights"),
+        intervals(response.getIntervalsList(), at + ".intervals"));
   }
 
   private static OfferPlan plan(io.rackwise.wire.v1.Plan plan, String at) {
@@ -433,6 +451,50 @@ public final class WireCodec {
           weight.getWeight()));
     }
     return list;
+  }
+
+  private static List<WireResponse.MarketInterval> intervals(List<MarketInterval> intervals,
+      String at) {
+    List<WireResponse.MarketInterval> list = new ArrayList<>(intervals.size());
+    for (int i = 0; i < intervals.size(); i++) {
+      MarketInterval interval = intervals.get(i);
+      String intervalAt = at + "[" + i + "]";
+      if (!interval.hasSequence()) {
+        throw missing(intervalAt + ".sequence");
+      }
+      if (!interval.hasEndMs()) {
+        throw missing(intervalAt + ".end_ms");
+      }
+      List<WireResponse.QueueAccount> queues = new ArrayList<>(interval.getQueuesCount());
+      for (int q = 0; q < interval.getQueuesCount(); q++) {
+        QueueAccount line = interval.getQueues(q);
+        String lineAt = intervalAt + ".queues[" + q + "]";
+        queues.add(new WireResponse.QueueAccount(received(line.getQueue(), lineAt + ".queue"),
+            credits(line.hasBudget(), line.getBudget(), lineAt + ".budget"),
+            credits(line.hasSpending(), line.getSpending(), lineAt + ".spending"),
+            credits(line.hasUsed(), line.getUsed(), lineAt + ".used"),
+            credits(line.hasChargedUnits(), line.getChargedUnits(), lineAt + ".charged_units"),
+            credits(line.hasCharge(), line.getCharge(), lineAt + ".charge"),
+            credits(line.hasShare(), line.getShare(), lineAt + ".share")));
+      }
+      list.add(new WireResponse.MarketInterval(
+          received(interval.getMarket(), intervalAt + ".market"), interval.getSequence(),
+          interval.getEndMs(),
+          credits(interval.hasPrice(), interval.getPrice(), intervalAt + ".price"), queues));
+    }
+    return list;
+  }
+
+  /** A required amount of a market (credits, units or a share): finite and not negative. */
+  private static double credits(boolean present, double value, String at) {
+    if (!present) {
+      throw missing(at);
+    }
+    if (!Double.isFinite(value) || value < 0) {
+      throw new NativeProtocolException(PACKAGE + at + " is " + value
+          + " (required: finite and >= 0)");
+    }
+    return value;
   }
 
   // ---- the small conversions both directions share ----------------------------------------

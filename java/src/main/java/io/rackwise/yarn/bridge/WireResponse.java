@@ -13,9 +13,10 @@ import org.slf4j.event.Level;
  * @param diagnostics facts about this decision for operators and tests
  * @param logs records the native side logged, for the RM's own log
  * @param queueWeights FairScheduler queue weights the policies want set
+ * @param intervals Dynamic Priority market intervals that closed at this offer, for the ledger
  */
 public record WireResponse(OfferPlan plan, List<LearnedRatio> learned, Diagnostics diagnostics,
-    List<LogLine> logs, List<QueueWeight> queueWeights) {
+    List<LogLine> logs, List<QueueWeight> queueWeights, List<MarketInterval> intervals) {
 
   /**
    * @param rack the offered node's rack; null when the core does not know the node
@@ -31,4 +32,28 @@ public record WireResponse(OfferPlan plan, List<LearnedRatio> learned, Diagnosti
 
   /** The weight a policy wants for a FairScheduler queue (full path). */
   public record QueueWeight(String queue, double weight) {}
+
+  /**
+   * One closed allocation interval of a Dynamic Priority market.
+   *
+   * @param market the {@code dp} parent queue
+   * @param sequence the interval's number in its market, from 1
+   * @param endMs when it closed (the RM's clock)
+   * @param price the sum of the spending rates of the children that are active and can pay
+   * @param queues every budget queue of the market
+   */
+  public record MarketInterval(String market, long sequence, long endMs, double price,
+      List<QueueAccount> queues) {}
+
+  /**
+   * A budget queue at an interval's close.
+   *
+   * @param budget the balance after this interval's charge
+   * @param used resource units held at the close
+   * @param chargedUnits those of them within the queue's share
+   * @param charge {@code spending × chargedUnits}, at most what the budget held
+   * @param share the share for the next interval (its FairScheduler weight)
+   */
+  public record QueueAccount(String queue, double budget, double spending, double used,
+      double chargedUnits, double charge, double share) {}
 }

@@ -22,8 +22,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One file of Rackwise state that is only ever replaced whole, through Hadoop's
- * {@link FileSystem}: on the RM's local disk ({@code file://}) for a single RM, or on HDFS
+ * One file of Rackwise state that is replaced whole (or, for a journal, appended to; see
+ * {@link #append}), through Hadoop's {@link FileSystem}: on the RM's local disk ({@code file://}) for a single RM, or on HDFS
  * ({@code hdfs://}) so that both RMs of an HA pair read and write the same file and the standby
  * continues from what the active wrote.
  *
@@ -138,6 +138,30 @@ public final class StateFile {
     // FileSystem.rename refuses an existing target on HDFS; FileContext's OVERWRITE is the
     // public atomic replace (HDFS rename2).
     FileContext.getFileContext(fs.getUri(), conf).rename(tmp, file, Options.Rename.OVERWRITE);
+  }
+
+  /**
+   * Appends {@code record} to the file (created empty first when absent) and makes it durable
+   * before returning: {@code hsync} (every DataNode of the pipeline on HDFS), and on a local
+   * disk an fsync of the file, since the local file system's append stream only flushes. The
+   * file is opened for each record, so no lease outlives the call (an HA pair's other RM can
+   * append next). A crash mid-append can leave a torn last record; the reader must expect it.
+   */
+  public void append(byte[] record) throws IOException {
+    FileSystem fs = fs();
+    if (!fs.exists(file)) {
+      replace(new byte[0]);
+    }
+    try (FSDataOutputStream out = fs.append(file)) {
+      out.write(record);
+      out.hsync();
+    }
+    if (fs instanceof RawLocalFileSystem local) {
+      try (FileChannel channel = FileChannel.open(local.pathToFile(file).toPath(),
+          StandardOpenOption.WRITE)) {
+        channel.force(true);
+      }
+    }
   }
 
   /** Makes the rename itself durable on a local disk; best effort. */

@@ -48,8 +48,8 @@ class HostFiguresWireTest {
     };
     RackwiseMetrics metrics = RackwiseMetrics.register();
     try (DecisionCore core = DecisionCore.start(true,
-        WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test"), metrics,
-        ratios -> { }, weights -> { }, recording)) {
+        WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test", null), metrics,
+        ratios -> { }, weights -> { }, intervals -> { }, recording)) {
       Map<HostFigure, Double> all = new EnumMap<>(HostFigure.class);
       all.put(HostFigure.CPU_SPEED, 1.5);
       all.put(HostFigure.NETWORK_UTILIZATION, 0.3);

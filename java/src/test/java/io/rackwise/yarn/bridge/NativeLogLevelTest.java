@@ -30,7 +30,7 @@ class NativeLogLevelTest {
   private static final String DEBUG_RECORD = "asks for unknown app application_0_77 ignored";
   private static final Resource FREE = Resource.newInstance(1024, 1);
   private static final EngineConfig CONFIG =
-      WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test");
+      WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test", null);
   /** One map ask of an app the core was never told about. */
   private static final Event UNKNOWN_ASKS = Event.newBuilder()
       .setAsksChanged(io.rackwise.wire.v1.AsksChanged.newBuilder().setApp("application_0_77")
@@ -47,6 +47,7 @@ class NativeLogLevelTest {
     logger.setLevel(Level.INFO);
     try (CapturedLog captured = CapturedLog.of(NATIVE_LOGGER);
         DecisionCore core = DecisionCore.start(true, CONFIG, metrics, ratios -> { }, weights -> { },
+            intervals -> { },
             NativeEngine.JNI);
         NativeCore raw = NativeCore.open(CONFIG.toByteArray())) {
       offerWithUnknownAsks(core);

@@ -12,10 +12,12 @@ import io.rackwise.wire.v1.LearnedRatio;
 import io.rackwise.wire.v1.Locality;
 import io.rackwise.wire.v1.LogLevel;
 import io.rackwise.wire.v1.LogRecord;
+import io.rackwise.wire.v1.MarketInterval;
 import io.rackwise.wire.v1.OfferRequest;
 import io.rackwise.wire.v1.OfferResponse;
 import io.rackwise.wire.v1.Plan;
 import io.rackwise.wire.v1.PlanEntry;
+import io.rackwise.wire.v1.QueueAccount;
 import io.rackwise.wire.v1.QueuePlan;
 import io.rackwise.wire.v1.QueueWeight;
 import io.rackwise.yarn.nativecore.NativeProtocolException;
@@ -45,7 +47,11 @@ class WireCodecTest {
             .setRackSaturated(false).addStarved("app_3"))
         .addLogs(LogRecord.newBuilder().setLevel(LogLevel.LOG_LEVEL_WARN)
             .setTarget("rackwise_core::state").setMessage("feed figure ignored"))
-        .addQueueWeights(QueueWeight.newBuilder().setQueue("root.sw").setWeight(2.5));
+        .addQueueWeights(QueueWeight.newBuilder().setQueue("root.sw").setWeight(2.5))
+        .addIntervals(MarketInterval.newBuilder().setMarket("root.users").setSequence(4)
+            .setEndMs(80_000).setPrice(3)
+            .addQueues(QueueAccount.newBuilder().setQueue("root.users.bob").setBudget(94)
+                .setSpending(2).setUsed(4).setChargedUnits(3).setCharge(6).setShare(0.5)));
   }
 
   @Test
@@ -72,6 +78,9 @@ class WireCodecTest {
     assertEquals(List.of(new WireResponse.LogLine(Level.WARN, "rackwise_core::state",
         "feed figure ignored")), response.logs());
     assertEquals(List.of(new WireResponse.QueueWeight("root.sw", 2.5)), response.queueWeights());
+    assertEquals(List.of(new WireResponse.MarketInterval("root.users", 4, 80_000, 3,
+        List.of(new WireResponse.QueueAccount("root.users.bob", 94, 2, 4, 3, 6, 0.5)))),
+        response.intervals());
   }
 
   @Test
@@ -138,6 +147,18 @@ class WireCodecTest {
         r -> r.setQueueWeights(0, r.getQueueWeights(0).toBuilder().setWeight(-1)));
     refused("OfferResponse.queue_weights[0].weight", "a finite weight >= 0",
         r -> r.setQueueWeights(0, r.getQueueWeights(0).toBuilder().setWeight(Double.NaN)));
+    refused("OfferResponse.intervals[0].market", EMPTY,
+        r -> r.setIntervals(0, r.getIntervals(0).toBuilder().clearMarket()));
+    refused("OfferResponse.intervals[0].sequence", MISSING,
+        r -> r.setIntervals(0, r.getIntervals(0).toBuilder().clearSequence()));
+    refused("OfferResponse.intervals[0].price", MISSING,
+        r -> r.setIntervals(0, r.getIntervals(0).toBuilder().clearPrice()));
+    refused("OfferResponse.intervals[0].queues[0].budget", "finite and >= 0",
+        r -> r.setIntervals(0, r.getIntervals(0).toBuilder().setQueues(0,
+            r.getIntervals(0).getQueues(0).toBuilder().setBudget(-0.5))));
+    refused("OfferResponse.intervals[0].queues[0].charge", MISSING,
+        r -> r.setIntervals(0, r.getIntervals(0).toBuilder().setQueues(0,
+            r.getIntervals(0).getQueues(0).toBuilder().clearCharge())));
   }
 
   private static OfferResponse.Builder withEntry(OfferResponse.Builder response, int index,

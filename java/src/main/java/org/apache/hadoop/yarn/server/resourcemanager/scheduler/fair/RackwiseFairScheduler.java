@@ -10,6 +10,7 @@ import io.rackwise.yarn.config.AllocationFileExtensions;
 import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
 import io.rackwise.yarn.config.RackwiseConfigException;
 import io.rackwise.yarn.config.ShimSettings;
+import io.rackwise.yarn.dp.DpLedger;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
 import io.rackwise.yarn.nativecore.NativeEngine;
 import io.rackwise.yarn.netsat.NetworkLoadFeed;
@@ -94,6 +95,11 @@ public class RackwiseFairScheduler extends FairScheduler {
   private final Set<String> policyWeightQueuesMissing = new HashSet<>();
   /** Whether some policy weight waits for its queue to exist. */
   private boolean policyWeightsPending;
+  /**
+   * Dynamic Priority's accounts, following the charges of every interval the core closes; opened
+   * with the core (in the state directory when one is set).
+   */
+  private volatile DpLedger dpLedger;
   /** The plan of the offer being served; read and written only under the scheduler write lock. */
   private OfferPlan currentPlan;
   /** The MapReduce apps: the only ones whose asks the core is told (it steers no other). */
@@ -147,9 +153,15 @@ public class RackwiseFairScheduler extends FairScheduler {
     List<LearnedRatio> learned = history.load();
     DecisionCore started;
     try {
+      DpLedger ledger = shimSettings.stateDir() == null ? DpLedger.inMemory()
+          : DpLedger.open(shimSettings.stateDir(), rackwiseConf);
       started = DecisionCore.start(shimSettings.nativeRequired(),
           engineConfig(rackwiseConf, learned), metrics, this::learned, this::setPolicyWeights,
-          engineFactory());
+          ledger::record, engineFactory());
+      // The core resumes every account where the ledger left it.
+      ledger.balances().forEach((queue, balance) ->
+          started.account(queue, balance.budget(), balance.spending()));
+      dpLedger = ledger;
     } catch (RackwiseConfigException | IOException e) {
       throw new YarnRuntimeException("Rackwise cannot start: " + e.getMessage(), e);
     }
@@ -194,6 +206,10 @@ public class RackwiseFairScheduler extends FairScheduler {
     }
     if (core != null) {
       core.close();
+    }
+    if (dpLedger != null) {
+      // After the core: no interval closes any more, so every one closed is written.
+      dpLedger.close();
     }
     if (history != null) {
       history.close();
@@ -695,6 +711,30 @@ public class RackwiseFairScheduler extends FairScheduler {
     policyWeightsPending = pending;
   }
 
+  // ---- Dynamic Priority ------------------------------------------------------------------------
+
+  /**
+   * Sets a Dynamic Priority budget queue's balance and spending rate; durable in the ledger
+   * before the core takes them, at the next offer.
+   *
+   * @param by who made the change, kept in the ledger
+   * @throws IllegalArgumentException a value is negative, not a number or infinite; nothing is
+   *     set
+   * @throws IOException the ledger could not record it; nothing is set
+   */
+  public void setDpAccount(String queue, double budget, double spending, String by)
+      throws IOException {
+    DecisionCore started = core();
+    dpLedger.set(queue, budget, spending, by);
+    started.account(queue, budget, spending);
+  }
+
+  /** Dynamic Priority's accounts as of the last closed interval or admin change. */
+  public DpLedger dpLedger() {
+    core();
+    return dpLedger;
+  }
+
   @Override
   public void reinitialize(Configuration conf, RMContext rmContext) throws IOException {
     warnUnknownShimKeys(conf);
@@ -755,6 +795,7 @@ public class RackwiseFairScheduler extends FairScheduler {
         queues = AllocationFileExtensions.parse(in, source);
       }
     }
-    return WireCodec.engineConfig(ShimSettings.coreSettings(conf), queues, learned, source);
+    return WireCodec.engineConfig(ShimSettings.coreSettings(conf), queues, learned, source,
+        getMinimumResourceCapability());
   }
 }
