@@ -83,16 +83,21 @@ pub fn choose(
     let all_give: f64 = sorted.iter().map(|(_, _, give)| give).sum();
     let demand = total.min(capacity.fair_share).min(all_give);
 
+    // Candidate sets: the racks by data held, one more at a time, and each other rack alone
+    // (where the racks holding most are shared with other jobs, a rack of its own may give the
+    // job its containers and the same data).
+    let prefixes = (1..=sorted.len()).map(|size| (0..size).collect::<Vec<usize>>());
+    let singles = (1..sorted.len()).map(|rack| vec![rack]);
     let mut best: Option<(f64, SampChoice)> = None;
-    let mut given = 0.0;
-    for size in 1..=sorted.len() {
-        let chosen = &sorted[..size];
-        given += chosen[size - 1].2;
+    for set in prefixes.chain(singles) {
+        let chosen: Vec<&(&RackName, f64, f64)> = set.iter().map(|&i| &sorted[i]).collect();
+        let given: f64 = chosen.iter().map(|(_, _, give)| give).sum();
         // A set that cannot give the job its containers is not a choice (the full set always
         // is: the demand is at most what every rack gives).
-        if given + 1e-9 < demand && size < sorted.len() {
+        if given + 1e-9 < demand && set.len() < sorted.len() {
             continue;
         }
+        let size = set.len();
         let holds: Vec<(&RackName, f64)> = chosen.iter().map(|(r, held, _)| (*r, *held)).collect();
         let uncovered = total * holds.iter().map(|(_, c)| 1.0 - c / total).product::<f64>();
         let held = balance(total - uncovered, &holds);
@@ -216,18 +221,17 @@ mod tests {
     #[test]
     fn a_set_that_cannot_give_the_job_its_containers_is_not_chosen() {
         // All the splits on /r1, but /r1 gives 100 containers shared with 3 jobs that prefer it
-        // (25 for this one) and the job runs 60 maps at once: /r1 alone would make it wait, so
-        // SAMP adds the next rack holding the most splits.
+        // (25 for this one) and the job runs 60 maps at once: /r1 alone would make it wait.
+        // SAMP adds the next rack holding the most splits, or takes another rack alone. For a
+        // light job (ratio 0.1) /r1 + /r2 costs 60 x 0.1 x (1 - 5/9) = 2.7 (no remote read),
+        // /r2 alone 40 remote reads; for a heavy one (ratio 10) /r1 + /r2 costs 267 in shuffle
+        // across racks and /r2 alone still 40.
         let others = racks(&[("/r1", 3)]);
-        let choice = choose(
-            60,
-            &racks(&[("/r1", 60), ("/r2", 20), ("/r3", 20)]),
-            10.0,
-            &others,
-            &roomy(3),
-        )
-        .unwrap();
-        assert_eq!(names(&choice), ["/r1", "/r2"]);
+        let splits = racks(&[("/r1", 60), ("/r2", 20), ("/r3", 20)]);
+        let light = choose(60, &splits, 0.1, &others, &roomy(3)).unwrap();
+        assert_eq!(names(&light), ["/r1", "/r2"]);
+        let heavy = choose(60, &splits, 10.0, &others, &roomy(3)).unwrap();
+        assert_eq!(names(&heavy), ["/r2"]);
         // Without the other jobs, /r1 alone gives enough.
         let alone = choose(
             60,
