@@ -14,27 +14,22 @@ import java.util.Map;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.log4j.Level;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Storage without locality ({@code file:///}, object stores): a job's splits name
- * {@code localhost} on {@code /default-rack}, where no node is. Neither ShuffleWatcher's
- * locality wait nor NAS's data-local wait applies to such a job: nodes take its maps at once,
- * on an RM clock that never moves, and the RM log says why once per job. ShuffleWatcher still
- * concentrates the maps on the racks SAMP chose (racks with nodes: here {@code /r1}, able to
- * hold all six), which is SAMP's rack preference, not a wait for locality: those racks' nodes
- * take them at once.
+ * {@code localhost} on {@code /default-rack}, where no node is. NAS's data-local wait does not
+ * apply to such a job: every node takes its maps at once, on an RM clock that never moves, and
+ * the RM log says why once per job.
  */
-class StorageWithoutLocalityTest {
+class NasStorageWithoutLocalityTest {
   @TempDir
   java.nio.file.Path workDir;
 
-  @ParameterizedTest
-  @CsvSource({"shufflewatcher, h1 h2", "nas, h1 h2 h3"})
-  void mapsAreNotHeldForLocalityAndTheLogSaysSoOnce(String policy, String offeredHosts)
-      throws Exception {
+  @Test
+  void nasDoesNotHoldMapsForLocalityAndTheLogSaysSoOnce() throws Exception {
+    String policy = "nas";
     Map<String, List<String>> racks = new LinkedHashMap<>();
     racks.put("/r1", List.of("h1", "h2"));
     racks.put("/r2", List.of("h3", "h4"));
@@ -51,7 +46,7 @@ class StorageWithoutLocalityTest {
       askMapsOnLocalhost(cluster, job, 6);
       askMapsOnLocalhost(cluster, job, 6);
 
-      for (String host : offeredHosts.split(" ")) {
+      for (String host : List.of("h1", "h2", "h3")) {
         long before = job.count(MAP);
         cluster.heartbeat(host, job);
         assertEquals(before + 1, job.count(MAP), host + " took no map of a job without locality");
