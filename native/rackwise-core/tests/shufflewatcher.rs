@@ -256,3 +256,21 @@ fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
     assert_eq!(ranking(&env.offer(2, 1), "root.sw")[0], "job:20:node");
     assert!(ranking(&env.offer(1, 1), "root.sw").is_empty());
 }
+
+/// Storage without locality (`file:///`): splits name `localhost` on `/default-rack`, which no
+/// node is on. SAMP never prefers that rack: the job prefers none, and every node of either
+/// rack takes its maps at once.
+#[test]
+fn storage_without_locality_prefers_no_rack_and_maps_go_anywhere() {
+    let mut env = TestEnv::new(2, 2, &[]);
+    env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
+    env.map_asks_naming("job", 4, &["localhost"], &["/default-rack"]);
+    for (rack, node) in [(1, 1), (2, 1), (2, 2)] {
+        assert_eq!(
+            ranking(&env.offer(rack, node), "root.sw"),
+            ["job:20:any"],
+            "r{rack}n{node}"
+        );
+    }
+    assert!(preferred(&env, "job").is_empty(), "never /default-rack");
+}

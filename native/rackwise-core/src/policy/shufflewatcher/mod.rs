@@ -8,7 +8,7 @@ pub mod samp;
 pub mod sarp;
 
 use crate::mapreduce::{TaskKind, MAP_PRIORITY};
-use crate::policy::{Context, Policy, Turn};
+use crate::policy::{log_storage_without_locality, Context, Policy, Turn};
 use crate::protocol::{AppId, PlanEntry, RackName};
 use crate::settings::{params::no_check, Declaration, Param, ParamValues};
 use crate::state::{App, ClusterState, Observation};
@@ -119,6 +119,9 @@ pub struct JobPlacement {
     /// `mapCompletionThreshold` of its maps finished.
     pub reduce_shares: Option<BTreeMap<RackName, f64>>,
     sarp_invoked: bool,
+    /// No split of the job names a rack with nodes (storage without locality): SAMP has
+    /// nothing to choose from and the job prefers no rack.
+    without_locality: bool,
 }
 
 /// ShuffleWatcher's memory: each job's SAMP and SARP decisions, and since when relaxed
@@ -176,9 +179,19 @@ impl ShuffleWatcher {
 
     /// The once-per-job steps on a new ask table: SAMP when the first map asks arrive (their
     /// rack counts are where the input blocks are), SARP when reduces are first asked for.
-    fn shuffle_watch(&mut self, id: &AppId, slot: usize, app: &App, params: &Params) {
+    fn shuffle_watch(
+        &mut self,
+        state: &ClusterState,
+        id: &AppId,
+        slot: usize,
+        app: &App,
+        params: &Params,
+    ) {
         let maps = app.asks.get(&MAP_PRIORITY);
-        let samp_due = maps.is_some() && self.at(slot, id).is_none_or(|j| j.samp.is_none());
+        let samp_due = maps.is_some()
+            && self
+                .at(slot, id)
+                .is_none_or(|j| j.samp.is_none() && !j.without_locality);
         // SAMP's tie-break walks every job, so it is counted only when SAMP runs (once per
         // job). This ask table changes no other job's choice.
         let preferred_by_others = samp_due.then(|| self.racks_preferred_by_jobs_other_than(id));
@@ -193,9 +206,23 @@ impl ShuffleWatcher {
             return;
         };
         if let (Some(preferred_by_others), Some(maps)) = (preferred_by_others, maps) {
+            // A split on a rack no node is on (`/default-rack`, where storage without locality
+            // such as `file:///` or an object store puts `localhost`) can never be read there:
+            // SAMP weighs only racks with nodes.
+            let racks_with_nodes: BTreeMap<RackName, u32> = maps
+                .racks
+                .iter()
+                .filter(|(rack, count)| **count > 0 && state.nodes_on_rack(rack) > 0)
+                .map(|(rack, count)| (rack.clone(), *count))
+                .collect();
+            if racks_with_nodes.is_empty() {
+                placement.without_locality = true;
+                log_storage_without_locality("shufflewatcher", app);
+                return;
+            }
             placement.samp = samp::choose(
                 maps.any,
-                &maps.racks,
+                &racks_with_nodes,
                 app.job.estimate.ratio,
                 &preferred_by_others,
             );
@@ -306,7 +333,7 @@ impl Policy for ShuffleWatcher {
                     return;
                 }
                 if let Some(values) = context.steered(&app.queue) {
-                    self.shuffle_watch(id, slot, app, values.typed(Params::of));
+                    self.shuffle_watch(context.state, id, slot, app, values.typed(Params::of));
                 }
             }
             _ => {}

@@ -14,22 +14,24 @@ import java.util.Map;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.log4j.Level;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Storage without locality ({@code file:///}, object stores): a job's splits name
- * {@code localhost} on {@code /default-rack}, where no node is. NAS's data-local wait does not
- * apply to such a job: every node takes its maps at once, on an RM clock that never moves, and
- * the RM log says why once per job.
+ * {@code localhost} on {@code /default-rack}, where no node is. Neither NAS's data-local wait
+ * nor ShuffleWatcher's rack preference (SAMP never prefers a rack without nodes) applies to
+ * such a job: every node takes its maps at once, on an RM clock that never moves, and the RM
+ * log says why once per job.
  */
-class NasStorageWithoutLocalityTest {
+class StorageWithoutLocalityTest {
   @TempDir
   java.nio.file.Path workDir;
 
-  @Test
-  void nasDoesNotHoldMapsForLocalityAndTheLogSaysSoOnce() throws Exception {
-    String policy = "nas";
+  @ParameterizedTest
+  @ValueSource(strings = {"shufflewatcher", "nas"})
+  void mapsAreNotHeldForLocalityAndTheLogSaysSoOnce(String policy) throws Exception {
     Map<String, List<String>> racks = new LinkedHashMap<>();
     racks.put("/r1", List.of("h1", "h2"));
     racks.put("/r2", List.of("h3", "h4"));
