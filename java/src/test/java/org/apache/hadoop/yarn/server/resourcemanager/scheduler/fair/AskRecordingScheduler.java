@@ -1,12 +1,10 @@
 package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.rackwise.wire.v1.AsksChanged;
 import io.rackwise.wire.v1.Event;
-import io.rackwise.wire.v1.OfferRequest;
+import io.rackwise.yarn.nativecore.ForwardingEngine;
 import io.rackwise.yarn.nativecore.NativeCore;
 import io.rackwise.yarn.nativecore.NativeEngine;
-import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -27,33 +25,18 @@ public class AskRecordingScheduler extends RackwiseFairScheduler {
   @Override
   NativeEngine.Factory engineFactory() {
     return config -> {
-      NativeCore real = NativeCore.open(config);
-      return new NativeEngine() {
+      return new ForwardingEngine(NativeCore.open(config)) {
         @Override
         public byte[] offer(byte[] request) {
           List<AsksChanged> changes = new ArrayList<>();
-          try {
-            for (Event event : OfferRequest.parseFrom(request).getEventsList()) {
-              if (event.hasAsksChanged()) {
-                changes.add(event.getAsksChanged());
-              }
+          for (Event event : events(request)) {
+            if (event.hasAsksChanged()) {
+              changes.add(event.getAsksChanged());
             }
-          } catch (InvalidProtocolBufferException e) {
-            throw new UncheckedIOException(e);
           }
           sent.add(changes);
           offers.incrementAndGet();
-          return real.offer(request);
-        }
-
-        @Override
-        public void reconfigure(byte[] engineConfig) {
-          real.reconfigure(engineConfig);
-        }
-
-        @Override
-        public void close() {
-          real.close();
+          return super.offer(request);
         }
       };
     };

@@ -1,20 +1,18 @@
 package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.rackwise.wire.v1.Diagnostics;
 import io.rackwise.wire.v1.Event;
 import io.rackwise.wire.v1.Locality;
 import io.rackwise.wire.v1.LogLevel;
 import io.rackwise.wire.v1.LogRecord;
-import io.rackwise.wire.v1.OfferRequest;
 import io.rackwise.wire.v1.OfferResponse;
 import io.rackwise.wire.v1.Plan;
 import io.rackwise.wire.v1.PlanEntry;
 import io.rackwise.wire.v1.QueuePlan;
+import io.rackwise.yarn.nativecore.ForwardingEngine;
 import io.rackwise.yarn.nativecore.NativeCore;
 import io.rackwise.yarn.nativecore.NativeEngine;
 import io.rackwise.yarn.state.LearnedRatio;
-import java.io.UncheckedIOException;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
@@ -121,11 +119,9 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
   }
 
   /** The real engine, failing at the armed offer in the engine's own ways. */
-  private final class FaultyEngine implements NativeEngine {
-    private final NativeCore real;
-
+  private final class FaultyEngine extends ForwardingEngine {
     FaultyEngine(NativeCore real) {
-      this.real = real;
+      super(real);
     }
 
     @Override
@@ -134,7 +130,7 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
       boolean due = offersUntilFault.decrementAndGet() == 0;
       Fault now = due ? fault : null;
       if (now == null) {
-        return real.offer(request);
+        return super.offer(request);
       }
       switch (now) {
         case PANIC:
@@ -159,11 +155,11 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
           return plan(knownApp, 20, 42);
         case LOG_RECORDS:
           fired = true;
-          return parse(real.offer(request)).toBuilder().addLogs(LogRecord.newBuilder()
+          return response(super.offer(request)).toBuilder().addLogs(LogRecord.newBuilder()
               .setLevel(LogLevel.LOG_LEVEL_ERROR).setTarget("injected").setMessage(MARKER))
               .build().toByteArray();
         case LEARNED:
-          return parse(real.offer(request)).toBuilder().addLearned(
+          return response(super.offer(request)).toBuilder().addLearned(
               io.rackwise.wire.v1.LearnedRatio.newBuilder().setJobName("injected").setRatio(1.5)
                   .setRuns(1)).build().toByteArray();
         case BLOCK:
@@ -173,32 +169,18 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
           }
-          return real.offer(request);
+          return super.offer(request);
         default:
           // Scheduler-side faults: the offer itself is sound.
-          return real.offer(request);
+          return super.offer(request);
       }
     }
 
-    @Override
-    public void reconfigure(byte[] engineConfig) {
-      real.reconfigure(engineConfig);
-    }
-
-    @Override
-    public void close() {
-      real.close();
-    }
-
     private void rememberAnApp(byte[] request) {
-      try {
-        for (Event event : OfferRequest.parseFrom(request).getEventsList()) {
-          if (event.hasAppAdded()) {
-            knownApp = event.getAppAdded().getApp();
-          }
+      for (Event event : events(request)) {
+        if (event.hasAppAdded()) {
+          knownApp = event.getAppAdded().getApp();
         }
-      } catch (InvalidProtocolBufferException e) {
-        throw new UncheckedIOException(e);
       }
     }
 
@@ -210,14 +192,6 @@ public class FaultInjectingScheduler extends RackwiseFairScheduler {
           .setDiagnostics(Diagnostics.newBuilder().setRackUtilization(0)
               .setRackSaturated(false))
           .build().toByteArray();
-    }
-
-    private OfferResponse parse(byte[] response) {
-      try {
-        return OfferResponse.parseFrom(response);
-      } catch (InvalidProtocolBufferException e) {
-        throw new UncheckedIOException(e);
-      }
     }
   }
 }

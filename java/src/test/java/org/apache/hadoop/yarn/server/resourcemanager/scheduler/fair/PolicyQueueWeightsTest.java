@@ -4,9 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.rackwise.wire.v1.OfferResponse;
 import io.rackwise.wire.v1.QueueWeight;
+import io.rackwise.yarn.nativecore.ForwardingEngine;
 import io.rackwise.yarn.nativecore.NativeEngine;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -34,29 +34,13 @@ class PolicyQueueWeightsTest {
     @Override
     NativeEngine.Factory engineFactory() {
       return config -> {
-        NativeEngine real = NativeEngine.JNI.open(config);
-        return new NativeEngine() {
+        return new ForwardingEngine(NativeEngine.JNI.open(config)) {
           @Override
           public byte[] offer(byte[] request) {
-            try {
-              OfferResponse.Builder response = OfferResponse.parseFrom(real.offer(request))
-                  .toBuilder();
-              WEIGHTS.forEach((queue, weight) -> response.addQueueWeights(
-                  QueueWeight.newBuilder().setQueue(queue).setWeight(weight)));
-              return response.build().toByteArray();
-            } catch (InvalidProtocolBufferException e) {
-              throw new IllegalStateException(e);
-            }
-          }
-
-          @Override
-          public void reconfigure(byte[] engineConfig) {
-            real.reconfigure(engineConfig);
-          }
-
-          @Override
-          public void close() {
-            real.close();
+            OfferResponse.Builder response = response(super.offer(request)).toBuilder();
+            WEIGHTS.forEach((queue, weight) -> response.addQueueWeights(
+                QueueWeight.newBuilder().setQueue(queue).setWeight(weight)));
+            return response.build().toByteArray();
           }
         };
       };

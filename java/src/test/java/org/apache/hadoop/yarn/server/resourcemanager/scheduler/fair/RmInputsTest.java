@@ -62,6 +62,17 @@ class RmInputsTest {
         Map.of("yarn.scheduler.rackwise.native.required", "true"), TWO_RACKS, workDir);
   }
 
+  /** Our scheduler with one ShuffleWatcher queue, {@code root.sw}. */
+  private MockRackCluster startSteered() throws Exception {
+    return start(RackwiseFairScheduler.class,
+        "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>");
+  }
+
+  /** A MapReduce job of alice's in {@code root.sw}, its split on h1. */
+  private static MockRackCluster.Job submitSteeredJob(MockRackCluster cluster) throws Exception {
+    return cluster.submit("job", "sw", "alice", RackwiseFairSchedulerTest.ratio(3), "h1");
+  }
+
   /**
    * Hadoop's own {@code TestFairScheduler#testRemovedNodeDecomissioningNode}: the node leaves
    * the scheduler's node tracker (decommissioned meanwhile) while its NODE_UPDATE waits; the
@@ -106,11 +117,9 @@ class RmInputsTest {
    */
   @Test
   void anAppWithoutNameTypeOrTagsDoesNotBreakTheNativePath() throws Exception {
-    try (MockRackCluster cluster = start(RackwiseFairScheduler.class,
-        "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>")) {
+    try (MockRackCluster cluster = startSteered()) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      MockRackCluster.Job job = cluster.submit("job", "sw", "alice",
-          RackwiseFairSchedulerTest.ratio(3), "h1");
+      MockRackCluster.Job job = submitSteeredJob(cluster);
       cluster.ask(job, 2, List.of("h2"), 0);
 
       ApplicationId bare = ApplicationId.newInstance(cluster.rm.getRMContext().getEpoch() + 7,
@@ -144,11 +153,9 @@ class RmInputsTest {
    */
   @Test
   void anAskAtAnEmptyResourceNameDoesNotBreakTheNativePath() throws Exception {
-    try (MockRackCluster cluster = start(RackwiseFairScheduler.class,
-        "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>")) {
+    try (MockRackCluster cluster = startSteered()) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      MockRackCluster.Job job = cluster.submit("job", "sw", "alice",
-          RackwiseFairSchedulerTest.ratio(3), "h1");
+      MockRackCluster.Job job = submitSteeredJob(cluster);
       job.am.allocate(List.of(job.am.createResourceReq("", TASK_MB, MAP, 2),
           job.am.createResourceReq("h2", TASK_MB, MAP, 2),
           job.am.createResourceReq("/r1", TASK_MB, MAP, 2),
@@ -170,11 +177,9 @@ class RmInputsTest {
    */
   @Test
   void anAskWithoutAPriorityDoesNotBreakTheNativePath() throws Exception {
-    try (MockRackCluster cluster = start(RackwiseFairScheduler.class,
-        "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>")) {
+    try (MockRackCluster cluster = startSteered()) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      MockRackCluster.Job job = cluster.submit("job", "sw", "alice",
-          RackwiseFairSchedulerTest.ratio(3), "h1");
+      MockRackCluster.Job job = submitSteeredJob(cluster);
       cluster.ask(job, 2, List.of("h2"), 0);
       job.am.allocate(List.of(ResourceRequest.newInstance(null, ResourceRequest.ANY,
           Resources.createResource(TASK_MB), 1)), List.of());
@@ -243,11 +248,9 @@ class RmInputsTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("hostileInputs")
   void aHostileInputDoesNotBreakTheNativePath(String what, HostileInput input) throws Exception {
-    try (MockRackCluster cluster = start(RackwiseFairScheduler.class,
-        "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>")) {
+    try (MockRackCluster cluster = startSteered()) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      MockRackCluster.Job job = cluster.submit("job", "sw", "alice",
-          RackwiseFairSchedulerTest.ratio(3), "h1");
+      MockRackCluster.Job job = submitSteeredJob(cluster);
       cluster.ask(job, 2, List.of("h2"), 0);
 
       input.apply(cluster, scheduler);
