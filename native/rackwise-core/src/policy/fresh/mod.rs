@@ -34,6 +34,7 @@ const SWITCH_GAP: &str = "switchGap";
 const REDUCE_INTERVAL_WINDOW: &str = "reduceIntervalWindow";
 const DEFAULT_MAP_MS: &str = "defaultMapMs";
 const DEFAULT_REDUCE_MS: &str = "defaultReduceMs";
+const STARTS_AHEAD: &str = "startsAhead";
 
 /// Most job names whose task times FRESH keeps: names carrying a timestamp or a run id would
 /// otherwise grow the history for as long as the ResourceManager runs. Names seen first stay.
@@ -92,6 +93,15 @@ const QUEUE_PARAMS: &[Param] = &[
         86_400_000.0,
         "mean reduce task time assumed for a job with no finished reduce and no history",
     ),
+    Param::whole(
+        STARTS_AHEAD,
+        1.0,
+        0.0,
+        100_000.0,
+        "jobs waiting for admission to the map phase that may run their ApplicationMaster \
+         ahead of it (so that Johnson's order has their task counts); the AMs of later jobs \
+         wait while the queue's admitted jobs have tasks pending, at most the starvation guard",
+    ),
 ];
 
 /// `k`, as configured: a count, `half` or `all`.
@@ -136,6 +146,7 @@ struct Params {
     reduce_interval_window: usize,
     default_map_ms: f64,
     default_reduce_ms: f64,
+    starts_ahead: usize,
 }
 
 impl Params {
@@ -147,6 +158,7 @@ impl Params {
             reduce_interval_window: values.number(REDUCE_INTERVAL_WINDOW) as usize,
             default_map_ms: values.number(DEFAULT_MAP_MS),
             default_reduce_ms: values.number(DEFAULT_REDUCE_MS),
+            starts_ahead: values.number(STARTS_AHEAD) as usize,
         }
     }
 }
@@ -216,6 +228,8 @@ pub struct Phases {
     pub reducing: Vec<AppId>,
     /// R': done with their maps, waiting for room in R, first come first served.
     pub waiting: VecDeque<AppId>,
+    /// Jobs whose ApplicationMaster runs, waiting for admission to M.
+    pub started_waiting: usize,
     /// Every job seen since the queue was last empty: `half` is half of these.
     batch: BTreeSet<AppId>,
     /// Finish times of the queue's latest reduces, for `r`.
@@ -469,10 +483,11 @@ impl Fresh {
                 (profile.map_work(), profile.reduce_work())
             })
             .collect();
-        let mut order = johnson_order(&stages).into_iter();
         let mut next_map_work = 0.0;
-        for i in order.by_ref() {
+        phases.started_waiting = 0;
+        for (position, i) in johnson_order(&stages).into_iter().enumerate() {
             if phases.mapping.len() >= k {
+                phases.started_waiting = queued.len() - position;
                 next_map_work = stages[i].0;
                 break;
             }
@@ -561,6 +576,39 @@ impl Policy for Fresh {
 
     fn observe(&mut self, context: &Context, observation: &Observation) {
         self.follow(context, observation);
+    }
+
+    /// Jobs not admitted get no ApplicationMaster either (Hadoop 1 had no per-job container,
+    /// so the paper's waiting jobs cost nothing): the AMs that may start are those of the jobs
+    /// M has room for plus `startsAhead`, less the jobs already started and waiting; the
+    /// others wait, by arrival. No job's task counts are known before its AM asks for its
+    /// tasks (the history keeps task times, not counts), so held AMs start in arrival order
+    /// whatever their name's history, and Johnson's order chooses among the started jobs.
+    fn held_starts(&mut self, turn: &Turn) -> Vec<AppId> {
+        let Some(phases) = self.queues.get(&**turn.queue) else {
+            return Vec::new();
+        };
+        let params = turn.params.typed(Params::of);
+        let k = params.jobs_per_phase.of(phases.batch.len());
+        let may_start = k
+            .saturating_sub(phases.mapping.len())
+            .saturating_add(params.starts_ahead)
+            .saturating_sub(phases.started_waiting);
+        let mut starting: Vec<(&AppId, &App)> = turn
+            .context
+            .state
+            .apps
+            .iter()
+            .filter(|(_, a)| {
+                a.queue == **turn.queue && a.is_mapreduce && a.awaits_application_master()
+            })
+            .collect();
+        starting.sort_by_key(|(id, a)| (a.submit_ms, (*id).clone()));
+        starting
+            .into_iter()
+            .skip(may_start)
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {

@@ -61,10 +61,10 @@ public class RackwiseAppAttempt extends FSAppAttempt {
   public Resource assignContainer(FSSchedulerNode node) {
     OfferPlan plan = rackwise.currentPlan();
     String appId = getApplicationId().toString();
-    // Apps still waiting for their AM container, and apps that preempted on this node (they get
-    // the freed space first) are FairScheduler's business.
-    if (plan == null || !plan.steers(appId) || isWaitingForAMContainer()
-        || node.isPreemptedForApp(this)) {
+    // Apps that preempted on this node get the freed space first, as FairScheduler decides. An
+    // app still waiting for its AM container is steered only when its policy holds its start
+    // back (it has no entry, so the plan vetoes it).
+    if (plan == null || !plan.steers(appId) || node.isPreemptedForApp(this)) {
       return super.assignContainer(node);
     }
     OfferPlan.Entry head;
