@@ -199,7 +199,7 @@ fn the_admitted_job_with_the_least_overall_use_goes_first() {
 }
 
 #[test]
-fn profiles_come_from_the_job_then_its_name_history_then_the_defaults() {
+fn profiles_come_from_the_job_then_its_name_history_then_the_defaults_across_a_restart() {
     // With defaults (30 s map, 60 s reduce) x (4 maps, 4 reduces: 120 ≤ 240) goes before y
     // (6 maps, 1 reduce: 180 > 60). A finished earlier run of y's name had 1 s maps: y's
     // profile becomes 6 s ≤ 60 s and, smaller first stage, y goes first.
@@ -225,7 +225,23 @@ fn profiles_come_from_the_job_then_its_name_history_then_the_defaults() {
     env.pending.push(Event::AppRemoved { app: id("y0") });
     job(&mut env, "x", 1, 4, 4);
     job(&mut env, "y", 2, 6, 1);
-    assert_eq!(ranking(&env.offer(1, 1), Q), [format!("y:{MAP}:any")]);
+    let response = env.offer(1, 1);
+    assert_eq!(ranking(&response, Q), [format!("y:{MAP}:any")]);
+
+    // The shim persists what was learned; a restarted engine reads it back and ranks alike.
+    assert_eq!(
+        response.learned,
+        [LearnedRatio {
+            job_name: "job-y".into(),
+            map_ms: Some(1_000.0),
+            profile_runs: 1,
+            ..LearnedRatio::default()
+        }]
+    );
+    let mut restarted = TestEnv::fresh_restarted(1, 2, &[("jobsPerPhase", "1")], response.learned);
+    job(&mut restarted, "x", 1, 4, 4);
+    job(&mut restarted, "y", 2, 6, 1);
+    assert_eq!(ranking(&restarted.offer(1, 1), Q), [format!("y:{MAP}:any")]);
 }
 
 #[test]

@@ -11,7 +11,8 @@
 //! - **which job** (Algorithm 4): the admitted job with the least overall resource use `r_i`.
 //!
 //! Job profiles (mean map and reduce task time) come from the job's own finished tasks, else
-//! from finished jobs of the same name seen by this engine, else from the queue's defaults.
+//! from the learned history of its name (kept with the shuffle ratios, persisted by the shim
+//! across restarts), else from the queue's defaults.
 //! When FRESH prefers one kind and no admitted job has a task of it pending, the other kind
 //! goes (a container left idle helps no job).
 
@@ -35,10 +36,6 @@ const REDUCE_INTERVAL_WINDOW: &str = "reduceIntervalWindow";
 const DEFAULT_MAP_MS: &str = "defaultMapMs";
 const DEFAULT_REDUCE_MS: &str = "defaultReduceMs";
 const STARTS_AHEAD: &str = "startsAhead";
-
-/// Most job names whose task times FRESH keeps: names carrying a timestamp or a run id would
-/// otherwise grow the history for as long as the ResourceManager runs. Names seen first stay.
-const HISTORY_NAMES: usize = 10_000;
 
 const HALF: &str = "half";
 const ALL: &str = "all";
@@ -163,46 +160,9 @@ impl Params {
     }
 }
 
-/// A running mean of task times.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Mean {
-    sum_ms: f64,
-    count: u32,
-}
-
-impl Mean {
-    fn add(&mut self, ms: f64) {
-        self.sum_ms += ms;
-        self.count += 1;
-    }
-
-    fn get(&self) -> Option<f64> {
-        (self.count > 0).then(|| self.sum_ms / self.count as f64)
-    }
-}
-
-/// Mean task times of one job, or of the finished runs of one job name.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct TaskTimes {
-    map: Mean,
-    reduce: Mean,
-}
-
-impl TaskTimes {
-    fn of(&mut self, kind: TaskKind) -> Option<&mut Mean> {
-        match kind {
-            TaskKind::Map => Some(&mut self.map),
-            TaskKind::Reduce => Some(&mut self.reduce),
-            _ => None,
-        }
-    }
-}
-
 /// What FRESH observed of one job.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct JobRecord {
-    name: String,
-    times: TaskTimes,
     /// Container-time of its finished map and reduce tasks.
     finished_busy_ms: u64,
     /// Its running map and reduce tasks, and the sum of their start times: their time so far
@@ -249,13 +209,11 @@ impl Phases {
     }
 }
 
-/// FRESH's memory: each observed job, each queue's admission sets, and task times learned from
-/// finished jobs by name.
+/// FRESH's memory: each observed job and each queue's admission sets.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Fresh {
     jobs: BTreeMap<AppId, JobRecord>,
     queues: BTreeMap<String, Phases>,
-    history: BTreeMap<String, TaskTimes>,
 }
 
 /// Every map task of the job is done (it asked for some, none is pending or running).
@@ -271,6 +229,20 @@ fn reduces_done(app: &App) -> bool {
         && app.pending(TaskKind::Reduce) == 0
         && app.job.running_reduces == 0
         && app.job.finished_reduces >= app.job.reduces_total
+}
+
+/// Mean map and reduce task time (ms) of a job: its own finished tasks, else its name's
+/// learned history, else the defaults.
+fn task_times(state: &ClusterState, app: &App, params: &Params) -> (f64, f64) {
+    let (learned_map, learned_reduce) = state.history.task_times(&app.name);
+    (
+        (app.job.map_times.mean_ms())
+            .or(learned_map)
+            .unwrap_or(params.default_map_ms),
+        (app.job.reduce_times.mean_ms())
+            .or(learned_reduce)
+            .unwrap_or(params.default_reduce_ms),
+    )
 }
 
 /// Map tasks of the job not yet finished (`n'_m`).
@@ -301,21 +273,8 @@ impl Fresh {
         ))
     }
 
-    /// Mean map and reduce task time (ms) of a job: its own finished tasks, else its name's
-    /// history, else the defaults.
-    fn task_times(&self, id: &AppId, app: &App, params: &Params) -> (f64, f64) {
-        let own = self.jobs.get(id).map(|r| r.times).unwrap_or_default();
-        let learned = self.history.get(&app.name).copied().unwrap_or_default();
-        let pick =
-            |own: Mean, learned: Mean, default: f64| own.get().or(learned.get()).unwrap_or(default);
-        (
-            pick(own.map, learned.map, params.default_map_ms),
-            pick(own.reduce, learned.reduce, params.default_reduce_ms),
-        )
-    }
-
-    fn profile(&self, id: &AppId, app: &App, params: &Params) -> JobProfile {
-        let (map_time, reduce_time) = self.task_times(id, app, params);
+    fn profile(state: &ClusterState, app: &App, params: &Params) -> JobProfile {
+        let (map_time, reduce_time) = task_times(state, app, params);
         JobProfile {
             maps: app.job.known_maps(app.pending(TaskKind::Map)),
             reduces: app.job.known_reduces(app.pending(TaskKind::Reduce)),
@@ -344,15 +303,13 @@ impl Fresh {
                 finish_ms,
                 ..
             } => {
+                if !matches!(kind, TaskKind::Map | TaskKind::Reduce) {
+                    return;
+                }
                 let Some(record) = self.steered_record(context, app) else {
                     return;
                 };
-                let Some(mean) = record.times.of(*kind) else {
-                    return;
-                };
-                let took = finish_ms.saturating_sub(*start_ms);
-                mean.add(took as f64);
-                record.finished_busy_ms += took;
+                record.finished_busy_ms += finish_ms.saturating_sub(*start_ms);
                 // A task started before FRESH followed the job was never counted as running.
                 if record.running > 0 {
                     record.running -= 1;
@@ -364,21 +321,7 @@ impl Fresh {
                 }
             }
             Observation::AppRemoved { app } => {
-                let Some(record) = self.jobs.remove(app) else {
-                    return;
-                };
-                if self.history.len() >= HISTORY_NAMES && !self.history.contains_key(&record.name) {
-                    return;
-                }
-                let learned = self.history.entry(record.name).or_default();
-                for (into, from) in [
-                    (&mut learned.map, record.times.map),
-                    (&mut learned.reduce, record.times.reduce),
-                ] {
-                    if let Some(mean) = from.get() {
-                        into.add(mean);
-                    }
-                }
+                self.jobs.remove(app);
             }
             _ => {}
         }
@@ -388,10 +331,7 @@ impl Fresh {
     fn steered_record(&mut self, context: &Context, id: &AppId) -> Option<&mut JobRecord> {
         let app = context.state.apps.get(id)?;
         context.steered(&app.queue)?;
-        Some(self.jobs.entry(id.clone()).or_insert_with(|| JobRecord {
-            name: app.name.clone(),
-            ..JobRecord::default()
-        }))
+        Some(self.jobs.entry(id.clone()).or_default())
     }
 
     fn reduce_finished(&mut self, context: &Context, id: &AppId, finish_ms: u64) {
@@ -478,8 +418,8 @@ impl Fresh {
 
         let stages: Vec<(f64, f64)> = queued
             .iter()
-            .map(|(id, a)| {
-                let profile = self.profile(id, a, params);
+            .map(|(_, a)| {
+                let profile = Fresh::profile(state, a, params);
                 (profile.map_work(), profile.reduce_work())
             })
             .collect();
@@ -493,14 +433,7 @@ impl Fresh {
             }
             let id = queued[i].0;
             phases.mapping.push(id.clone());
-            let name = &queued[i].1.name;
-            self.jobs
-                .entry(id.clone())
-                .or_insert_with(|| JobRecord {
-                    name: name.clone(),
-                    ..JobRecord::default()
-                })
-                .started_ms = Some(now_ms);
+            self.jobs.entry(id.clone()).or_default().started_ms = Some(now_ms);
         }
         self.queues.insert(queue.to_string(), phases);
         next_map_work
@@ -520,7 +453,7 @@ impl Fresh {
         let mut lightest: Option<Lightest> = None;
         for id in &phases.mapping {
             let Some(a) = app(id) else { continue };
-            let (map_ms, reduce_ms) = self.task_times(id, a, params);
+            let (map_ms, reduce_ms) = task_times(state, a, params);
             let left = maps_left(a) as f64 * map_ms;
             map_work_left += left;
             if lightest.is_none_or(|l| left < l.map_work_left) {
@@ -539,7 +472,7 @@ impl Fresh {
             .iter()
             .chain(&phases.waiting)
             .filter_map(|id| Some((id, app(id)?)))
-            .map(|(id, a)| reduces_left(a) as f64 * self.task_times(id, a, params).1)
+            .map(|(_, a)| reduces_left(a) as f64 * task_times(state, a, params).1)
             .sum();
         // The queue's containers: what its jobs run now, and the one offered.
         let (mut maps, mut reduces) = (0.0, 0.0);
