@@ -34,8 +34,8 @@ use std::sync::Arc;
 ///
 /// Call order on each offer: `observe` for every observation of the offer's events, in order,
 /// each once the state reflects it; then, for each steered queue with candidate apps (queues in
-/// name order), `begin_offer` before the policy's first queue of this offer and `rank` for the
-/// queue; `end_offer` for every policy once all queues are planned; then `queue_weights`, then
+/// name order), `begin_offer` before the policy's first queue of this offer, `rank` for the
+/// queue and, if the queue's plan then has entries, `held_starts`; `end_offer` for every policy once all queues are planned; then `queue_weights`, then
 /// `closed_intervals`.
 pub trait Policy: AsAny + Send {
     /// The `<policy>` name and the parameters, as data (the settings parse and check them).

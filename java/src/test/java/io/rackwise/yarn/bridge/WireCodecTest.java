@@ -38,7 +38,7 @@ class WireCodecTest {
   private static OfferResponse.Builder fullResponse() {
     return OfferResponse.newBuilder()
         .setPlan(Plan.newBuilder().addQueues(QueuePlan.newBuilder().setQueue("root.sw")
-            .addSteered("app_1").addSteered("app_2")
+            .addSteered("app_1").addSteered("app_2").addSteered("app_4")
             .addEntries(PlanEntry.newBuilder().setApp("app_1").setPriority(20)
                 .setLocality(Locality.LOCALITY_NODE_LOCAL).setReason("nass:node-local-map"))
             .addEntries(PlanEntry.newBuilder().setApp("app_2").setPriority(10)
@@ -64,6 +64,9 @@ class WireCodecTest {
     OfferPlan plan = response.plan();
     assertTrue(plan.steers("app_1") && plan.steers("app_2"));
     assertFalse(plan.steers("app_3"));
+    assertFalse(plan.holdsStart("app_1") || plan.holdsStart("app_3"),
+        "an app with an entry, or not steered, is not held");
+    assertTrue(plan.holdsStart("app_4"), "a steered app without an entry is held");
     OfferPlan.Entry head = plan.head("app_2", entry -> true);
     assertEquals("app_1", head.app());
     assertEquals(20, head.priority());
