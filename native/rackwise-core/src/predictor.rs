@@ -104,42 +104,91 @@ pub struct LearnedHistory {
 
 impl LearnedHistory {
     /// Rebuilds the history from what the shim persisted; entries that cannot be right (a
-    /// negative or non-finite ratio, from a hand-edited file) are dropped with a warning.
+    /// negative or non-finite ratio or task time, from a hand-edited file) are dropped with a
+    /// warning.
     pub fn from_entries(entries: &[LearnedRatio]) -> LearnedHistory {
         let mut by_name = BTreeMap::new();
         for entry in entries {
-            if entry.ratio.is_finite() && entry.ratio >= 0.0 {
+            let valid = |value: f64| value.is_finite() && value >= 0.0;
+            let times_valid = [entry.map_ms, entry.reduce_ms]
+                .into_iter()
+                .flatten()
+                .all(valid);
+            if valid(entry.ratio) && times_valid {
                 by_name.insert(entry.job_name.clone(), entry.clone());
             } else {
                 log::warn!(
-                    "learned history entry for job '{}' has ratio {} and is dropped",
+                    "learned history entry for job '{}' has ratio {}, map time {:?} ms and \
+                     reduce time {:?} ms and is dropped: each must be a finite number >= 0",
                     entry.job_name,
-                    entry.ratio
+                    entry.ratio,
+                    entry.map_ms,
+                    entry.reduce_ms
                 );
             }
         }
         LearnedHistory { by_name }
     }
 
+    /// The name's learned ratio, if any run with counters contributed one.
     pub fn ratio(&self, job_name: &str) -> Option<f64> {
-        self.by_name.get(job_name).map(|entry| entry.ratio)
+        self.by_name
+            .get(job_name)
+            .filter(|entry| entry.runs > 0)
+            .map(|entry| entry.ratio)
     }
 
-    /// Folds one finished run into the history and returns the updated entry.
+    /// The name's learned mean map and reduce task times (ms), each if known.
+    pub fn task_times(&self, job_name: &str) -> (Option<f64>, Option<f64>) {
+        self.by_name
+            .get(job_name)
+            .map_or((None, None), |entry| (entry.map_ms, entry.reduce_ms))
+    }
+
+    /// Folds one finished run's ratio into the history and returns the updated entry.
     pub fn learn(&mut self, job_name: &str, observed_ratio: f64) -> LearnedRatio {
-        let entry = self
-            .by_name
-            .entry(job_name.to_string())
-            .or_insert(LearnedRatio {
-                job_name: job_name.to_string(),
-                ratio: observed_ratio,
-                runs: 0,
-            });
+        let entry = self.entry(job_name);
         entry.runs = entry.runs.saturating_add(1);
-        let weight = entry.runs.min(HISTORY_WINDOW_RUNS) as f64;
-        entry.ratio += (observed_ratio - entry.ratio) / weight;
+        entry.ratio = fold(entry.ratio, observed_ratio, entry.runs);
         entry.clone()
     }
+
+    /// Folds one finished run's mean task times (ms; `None` where it ran no task of that
+    /// kind) into the history and returns the updated entry.
+    pub fn learn_task_times(
+        &mut self,
+        job_name: &str,
+        map_ms: Option<f64>,
+        reduce_ms: Option<f64>,
+    ) -> LearnedRatio {
+        let entry = self.entry(job_name);
+        entry.profile_runs = entry.profile_runs.saturating_add(1);
+        let runs = entry.profile_runs;
+        for (learned, observed) in [
+            (&mut entry.map_ms, map_ms),
+            (&mut entry.reduce_ms, reduce_ms),
+        ] {
+            if let Some(observed) = observed {
+                *learned = Some(learned.map_or(observed, |old| fold(old, observed, runs)));
+            }
+        }
+        entry.clone()
+    }
+
+    fn entry(&mut self, job_name: &str) -> &mut LearnedRatio {
+        self.by_name
+            .entry(job_name.to_string())
+            .or_insert_with(|| LearnedRatio {
+                job_name: job_name.to_string(),
+                ..LearnedRatio::default()
+            })
+    }
+}
+
+/// A running mean over the last `HISTORY_WINDOW_RUNS` runs: the `runs`-th observation weighs
+/// `1 / min(runs, window)`.
+fn fold(learned: f64, observed: f64, runs: u32) -> f64 {
+    learned + (observed - learned) / runs.min(HISTORY_WINDOW_RUNS) as f64
 }
 
 #[cfg(test)]
@@ -229,14 +278,24 @@ mod tests {
                 job_name: "ok".into(),
                 ratio: 0.5,
                 runs: 3,
+                ..LearnedRatio::default()
             },
             LearnedRatio {
                 job_name: "bad".into(),
                 ratio: f64::NAN,
                 runs: 1,
+                ..LearnedRatio::default()
+            },
+            LearnedRatio {
+                job_name: "bad-time".into(),
+                ratio: 0.5,
+                runs: 1,
+                map_ms: Some(-1.0),
+                ..LearnedRatio::default()
             },
         ]);
         assert_eq!(history.ratio("ok"), Some(0.5));
         assert_eq!(history.ratio("bad"), None);
+        assert_eq!(history.ratio("bad-time"), None);
     }
 }

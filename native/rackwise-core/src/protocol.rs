@@ -139,14 +139,25 @@ pub struct QueueSettings {
     pub rackwise: Option<BTreeMap<String, String>>,
 }
 
-/// A shuffle/input ratio learned for a recurring job name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What is learned for a recurring job name: its shuffle/input ratio, and its mean map and
+/// reduce task times (FRESH's profiles). Histories written before the task times were kept
+/// have none.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LearnedRatio {
     pub job_name: String,
     pub ratio: f64,
-    /// How many completed runs contributed.
+    /// How many completed runs contributed to the ratio (0: none had counters, no ratio).
     pub runs: u32,
+    /// Mean map task time, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map_ms: Option<f64>,
+    /// Mean reduce task time, ms.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduce_ms: Option<f64>,
+    /// How many completed runs contributed task times.
+    #[serde(default)]
+    pub profile_runs: u32,
 }
 
 /// One node offer: what changed since the previous offer, then the node being offered.

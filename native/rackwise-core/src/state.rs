@@ -116,6 +116,29 @@ pub struct Job {
     /// Reduce containers placed per rack, running or done: the one count of them every policy
     /// reads (SARP's reducesOnRack, NAS's placed reduces for ReduceNum).
     pub reduces_by_rack: BTreeMap<RackName, u32>,
+    /// The job's finished map and reduce containers' times: its profile (FRESH), learned by
+    /// its name when it leaves.
+    pub map_times: FinishedTasks,
+    pub reduce_times: FinishedTasks,
+}
+
+/// Finished tasks of one kind: how many and their total time.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct FinishedTasks {
+    pub count: u32,
+    pub total_ms: u64,
+}
+
+impl FinishedTasks {
+    fn add(&mut self, took_ms: u64) {
+        self.count += 1;
+        self.total_ms += took_ms;
+    }
+
+    /// Their mean time (ms), if any finished.
+    pub fn mean_ms(&self) -> Option<f64> {
+        (self.count > 0).then(|| self.total_ms as f64 / self.count as f64)
+    }
 }
 
 impl Job {
@@ -133,6 +156,8 @@ impl Job {
             finished_maps_by_rack: BTreeMap::new(),
             finished_maps: 0,
             reduces_by_rack: BTreeMap::new(),
+            map_times: FinishedTasks::default(),
+            reduce_times: FinishedTasks::default(),
         }
     }
 
@@ -663,15 +688,18 @@ impl ClusterState {
                     finish_ms: time_ms,
                 });
                 let job = &mut known.job;
+                let took_ms = time_ms.saturating_sub(finished.start_ms);
                 match finished.kind {
                     TaskKind::Map => {
                         job.running_maps = job.running_maps.saturating_sub(1);
                         *job.finished_maps_by_rack.entry(finished.rack).or_insert(0) += 1;
                         job.finished_maps += 1;
+                        job.map_times.add(took_ms);
                     }
                     TaskKind::Reduce => {
                         job.running_reduces = job.running_reduces.saturating_sub(1);
                         job.finished_reduces += 1;
+                        job.reduce_times.add(took_ms);
                     }
                     TaskKind::ApplicationMaster | TaskKind::Other => {}
                 }
@@ -836,10 +864,26 @@ impl ClusterState {
                 self.unindex(&container, &removed);
             }
         }
-        let estimate = removed.job.estimate;
-        if removed.is_mapreduce && estimate.source == crate::predictor::RatioSource::Counters {
-            learned.push(self.history.learn(&removed.name, estimate.ratio));
+        if !removed.is_mapreduce {
+            return true;
         }
+        // One entry per name goes to the shim, with everything learned from this run.
+        let mut entry = None;
+        let estimate = removed.job.estimate;
+        if estimate.source == crate::predictor::RatioSource::Counters {
+            entry = Some(self.history.learn(&removed.name, estimate.ratio));
+        }
+        let (map_ms, reduce_ms) = (
+            removed.job.map_times.mean_ms(),
+            removed.job.reduce_times.mean_ms(),
+        );
+        if map_ms.is_some() || reduce_ms.is_some() {
+            entry = Some(
+                self.history
+                    .learn_task_times(&removed.name, map_ms, reduce_ms),
+            );
+        }
+        learned.extend(entry);
         true
     }
 }

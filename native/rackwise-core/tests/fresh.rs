@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use rackwise_core::mapreduce::{apply_plan, Placement};
 use rackwise_core::protocol::*;
 use rackwise_core::CoreError;
 
@@ -198,7 +199,7 @@ fn the_admitted_job_with_the_least_overall_use_goes_first() {
 }
 
 #[test]
-fn profiles_come_from_the_job_then_its_name_history_then_the_defaults() {
+fn profiles_come_from_the_job_then_its_name_history_then_the_defaults_across_a_restart() {
     // With defaults (30 s map, 60 s reduce) x (4 maps, 4 reduces: 120 ≤ 240) goes before y
     // (6 maps, 1 reduce: 180 > 60). A finished earlier run of y's name had 1 s maps: y's
     // profile becomes 6 s ≤ 60 s and, smaller first stage, y goes first.
@@ -224,7 +225,23 @@ fn profiles_come_from_the_job_then_its_name_history_then_the_defaults() {
     env.pending.push(Event::AppRemoved { app: id("y0") });
     job(&mut env, "x", 1, 4, 4);
     job(&mut env, "y", 2, 6, 1);
-    assert_eq!(ranking(&env.offer(1, 1), Q), [format!("y:{MAP}:any")]);
+    let response = env.offer(1, 1);
+    assert_eq!(ranking(&response, Q), [format!("y:{MAP}:any")]);
+
+    // The shim persists what was learned; a restarted engine reads it back and ranks alike.
+    assert_eq!(
+        response.learned,
+        [LearnedRatio {
+            job_name: "job-y".into(),
+            map_ms: Some(1_000.0),
+            profile_runs: 1,
+            ..LearnedRatio::default()
+        }]
+    );
+    let mut restarted = TestEnv::fresh_restarted(1, 2, &[("jobsPerPhase", "1")], response.learned);
+    job(&mut restarted, "x", 1, 4, 4);
+    job(&mut restarted, "y", 2, 6, 1);
+    assert_eq!(ranking(&restarted.offer(1, 1), Q), [format!("y:{MAP}:any")]);
 }
 
 #[test]
@@ -332,5 +349,78 @@ fn lookahead_turns_the_container_to_a_reduce_before_a_reduce_heavy_job_leaves_it
     assert!(
         lookahead_case("0.95").ends_with(&format!(":{MAP}:any")),
         "maps first without the lookahead"
+    );
+}
+
+/// What `app` may do under the queue's plan on the offered node, by the shim's rule (an app
+/// the plan does not steer is FairScheduler's: its AM ask places as stock).
+fn placement_of(response: &OfferResponse, app: &str) -> Placement {
+    let plan = response
+        .plan
+        .queues
+        .iter()
+        .find(|q| &*q.queue == Q)
+        .expect("the queue was planned");
+    apply_plan(plan, &id(app), |_| false, |_, _| Some(Locality::OffSwitch))
+}
+
+#[test]
+fn a_job_not_admitted_waits_for_its_application_master_until_admission_nears_or_the_guard() {
+    // k = 1, one started job may wait ahead of admission (startsAhead = 1), guard 60 s.
+    let mut env = TestEnv::fresh(
+        1,
+        2,
+        &[
+            ("jobsPerPhase", "1"),
+            ("startsAhead", "1"),
+            ("starvationGuardMs", "60000"),
+        ],
+    );
+    // a maps (M), b's AM runs and b waits for M; c and d still ask for their AMs.
+    job(&mut env, "a", 1, 4, 1);
+    job(&mut env, "b", 2, 4, 1);
+    let submitted = env.now_ms;
+    for (app, at) in [("c", submitted), ("d", submitted + 1)] {
+        env.submit(app, Q, at, &[]);
+        env.asks(app, &[(AM, 1, &[])]);
+    }
+    let first = env.offer(1, 1);
+    assert_eq!(ranking(&first, Q), [format!("a:{MAP}:any")]);
+    assert_eq!(placement_of(&first, "c"), Placement::Vetoed);
+    assert_eq!(placement_of(&first, "d"), Placement::Vetoed);
+
+    // a is done with its maps: b enters M, so one AM may start ahead again: c's (arrival
+    // order), while d's still waits.
+    env.now_ms += 10_000;
+    ran(&mut env, "a", MAP, 4, 5_000, (0, 1));
+    let second = env.offer(1, 1);
+    assert_eq!(phases(&env), (vec!["b".into()], vec!["a".into()], vec![]));
+    assert_eq!(placement_of(&second, "c"), Placement::Stock);
+    assert_eq!(placement_of(&second, "d"), Placement::Vetoed);
+
+    // 60 s after d's submission the guard lifts its hold, though b still maps.
+    env.now_ms = submitted + 1 + 60_001;
+    let lifted = env.offer(1, 1);
+    assert_eq!(phases(&env).0, ["b"]);
+    assert_eq!(placement_of(&lifted, "d"), Placement::Stock);
+    assert!(lifted.diagnostics.starved.contains(&id("d")));
+}
+
+#[test]
+fn an_application_master_is_not_held_when_no_admitted_job_can_use_the_container() {
+    // a's only map runs: the queue has nothing pending, so c's AM is FairScheduler's even
+    // with k = 1 and no start ahead.
+    let mut env = TestEnv::fresh(1, 2, &[("jobsPerPhase", "1"), ("startsAhead", "0")]);
+    job(&mut env, "a", 1, 1, 0);
+    env.offer(1, 1);
+    start(&mut env, "a", MAP, 1);
+    env.asks("a", &[]);
+    env.submit("c", Q, env.now_ms, &[]);
+    env.asks("c", &[(AM, 1, &[])]);
+    let response = env.offer(1, 1);
+    assert!(
+        response.plan.queues.iter().all(|q| &*q.queue != Q),
+        "{:?}",
+        response.plan
     );
 }

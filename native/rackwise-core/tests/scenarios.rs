@@ -222,7 +222,8 @@ fn counters_turn_a_job_heavy_and_its_ratio_is_learned_for_the_next_run() {
         [LearnedRatio {
             job_name: "job-run1".into(),
             ratio: 2.0,
-            runs: 1
+            runs: 1,
+            ..LearnedRatio::default()
         }]
     );
 
@@ -252,6 +253,7 @@ fn learned_history_given_at_start_seeds_recurring_jobs() {
             job_name: "nightly".into(),
             ratio: 4.0,
             runs: 7,
+            ..LearnedRatio::default()
         }],
         ..EngineConfig::default()
     };

@@ -6,8 +6,9 @@ Task counts are the paper's Table I (8 GB and 4 GB inputs). Per-task times are o
 (the paper gives none): map-intensive Classification and Histogram ratings have long maps and
 short reduces, reduce-intensive Invertedindex and Grep the opposite, Wordcount and Histogram
 movies in between; see docs/fresh.md. Mixed sets are submitted in Johnson's order of their map
-and reduce work, 2 s apart, as in the paper; simple workloads 2 s apart. Sets B, D and E are
-also written with task times spread +-30 % (`*-spread.batch.json`).
+and reduce work, 2 s apart, as in the paper; simple workloads 2 s apart. Every task's time is
+its benchmark's estimate x U(0.9, 1.1), seeded; Sets B, D and E are also written with task
+times spread +-30 % (`*-spread.batch.json`).
 
 Run from native/rackwise-sim: python3 scripts/purdue-sets.py
 """
@@ -70,9 +71,11 @@ def write(name, jobs, spread):
 
 
 os.makedirs("workloads/purdue", exist_ok=True)
+# Tasks of one benchmark do not all take the same time: each task takes its benchmark's
+# estimate x U(0.9, 1.1), drawn from the run's seed, so seeds give different runs.
 for name, jobs in SETS.items():
-    write(name, jobs, 0)
+    write(name, jobs, 0.1)
 # The paper's +-30 % applied to task times: each task takes its profile x U(0.7, 1.3), seeded,
-# so FRESH's learned profiles are off by up to 30 % for any one task and seeds differ.
+# so FRESH's learned profiles are off by up to 30 % for any one task.
 for name in ["set-b", "set-d", "set-e"]:
     write(f"{name}-spread", SETS[name], 0.3)

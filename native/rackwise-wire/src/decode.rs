@@ -63,6 +63,9 @@ fn learned_ratio(message: v1::LearnedRatio, at: At<'_>) -> Result<LearnedRatio, 
         job_name: non_empty(message.job_name, at, "job_name")?,
         ratio: required(message.ratio, at, "ratio")?,
         runs: required(message.runs, at, "runs")?,
+        map_ms: message.map_ms,
+        reduce_ms: message.reduce_ms,
+        profile_runs: message.profile_runs.unwrap_or_default(),
     })
 }
 

@@ -59,6 +59,9 @@ pub fn offer_response(response: &OfferResponse) -> Result<v1::OfferResponse, Wir
                 job_name: ratio.job_name.clone(),
                 ratio: Some(ratio.ratio),
                 runs: Some(ratio.runs),
+                map_ms: ratio.map_ms,
+                reduce_ms: ratio.reduce_ms,
+                profile_runs: Some(ratio.profile_runs),
             })
             .collect(),
         diagnostics: Some(v1::Diagnostics {

@@ -657,10 +657,12 @@ fn config() -> v1::EngineConfig {
                 rackwise: None,
             },
         ],
+        // As written before task times were kept: none, and no `profile_runs`.
         learned: vec![v1::LearnedRatio {
             job_name: "nightly-etl".into(),
             ratio: Some(0.4),
             runs: Some(3),
+            ..v1::LearnedRatio::default()
         }],
         source: "fair-scheduler.xml".into(),
         minimum_allocation: resources(1024, 1),
@@ -697,6 +699,9 @@ fn an_engine_config_becomes_the_protocol_config() {
                 job_name: "nightly-etl".into(),
                 ratio: 0.4,
                 runs: 3,
+                map_ms: None,
+                reduce_ms: None,
+                profile_runs: 0,
             }],
             source: "fair-scheduler.xml".into(),
             minimum_allocation: p::Resources {
@@ -749,6 +754,9 @@ fn the_response_carries_plan_diagnostics_learned_logs_queue_weights_and_interval
             job_name: "etl".into(),
             ratio: 0.25,
             runs: 2,
+            map_ms: Some(20_000.0),
+            reduce_ms: None,
+            profile_runs: 2,
         }],
         diagnostics: p::Diagnostics {
             rack: Some(p::RackName("/r1".into())),
@@ -808,6 +816,9 @@ fn the_response_carries_plan_diagnostics_learned_logs_queue_weights_and_interval
                 job_name: "etl".into(),
                 ratio: Some(0.25),
                 runs: Some(2),
+                map_ms: Some(20_000.0),
+                reduce_ms: None,
+                profile_runs: Some(2),
             }],
             diagnostics: Some(v1::Diagnostics {
                 rack: Some("/r1".into()),

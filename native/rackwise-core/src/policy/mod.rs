@@ -4,8 +4,10 @@
 //! FairScheduler has already decided which queue gets the node (the shim lets it); per steered
 //! queue the core ranks what its apps may place here. A starvation guard sits above every
 //! policy: an app that has waited with tasks pending for longer than its queue's guard (the
-//! queue's `<starvationGuardMs>`, else `starvation-guard-ms`) goes first with all its asks, so
-//! no app is ever held back longer than that bound by Rackwise.
+//! queue's `<starvationGuardMs>`, else `starvation-guard-ms`) goes first with all its asks, and
+//! an app whose ApplicationMaster a policy holds back (`Policy::held_starts`) starts once it has
+//! waited that long since its submission, so no app is ever held back longer than that bound by
+//! Rackwise.
 //!
 //! Adding a policy is one module folder here and one line in [`Registry::builtin`]; a caller
 //! may also register its own policies (see `tests/example_policy.rs`).
@@ -32,8 +34,8 @@ use std::sync::Arc;
 ///
 /// Call order on each offer: `observe` for every observation of the offer's events, in order,
 /// each once the state reflects it; then, for each steered queue with candidate apps (queues in
-/// name order), `begin_offer` before the policy's first queue of this offer and `rank` for the
-/// queue; `end_offer` for every policy once all queues are planned; then `queue_weights`, then
+/// name order), `begin_offer` before the policy's first queue of this offer, `rank` for the
+/// queue and, if the queue's plan then has entries, `held_starts`; `end_offer` for every policy once all queues are planned; then `queue_weights`, then
 /// `closed_intervals`.
 pub trait Policy: AsAny + Send {
     /// The `<policy>` name and the parameters, as data (the settings parse and check them).
@@ -49,6 +51,16 @@ pub trait Policy: AsAny + Send {
     /// Appends the ranked entries of one steered queue for this offer. `entries` may already
     /// hold the starvation guard's entries (`turn.starved`), which stay first.
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>);
+
+    /// Apps of the queue still waiting for their ApplicationMaster container whose start the
+    /// policy holds back on this offer (asked after `rank`): the plan steers them without an
+    /// entry, which vetoes their AM ask. Asked only when the queue's plan has entries, so a
+    /// held start never idles a container the queue's running jobs could use; the starvation
+    /// guard lifts the hold once an app has waited since its submission longer than its
+    /// queue's guard.
+    fn held_starts(&mut self, _turn: &Turn) -> Vec<AppId> {
+        Vec::new()
+    }
 
     /// Called for every policy once an offer's queues are planned.
     fn end_offer(&mut self) {}
@@ -273,9 +285,23 @@ impl Registry {
                 starved: !entries.is_empty(),
             };
             policy.rank(&turn, &mut entries);
+            let mut steered: Vec<AppId> = candidates.iter().map(|c| c.id.clone()).collect();
+            if !entries.is_empty() {
+                for id in policy.held_starts(&turn) {
+                    let waited = state
+                        .apps
+                        .get(&id)
+                        .map_or(0, |app| offer.now_ms.saturating_sub(app.submit_ms));
+                    if waited > guard_ms {
+                        starved_apps.push(id);
+                    } else {
+                        steered.push(id);
+                    }
+                }
+            }
             plan.queues.push(QueuePlan {
                 queue: Arc::clone(queue),
-                steered: candidates.iter().map(|c| c.id.clone()).collect(),
+                steered,
                 entries,
             });
         }

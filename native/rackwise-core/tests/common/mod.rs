@@ -87,10 +87,28 @@ impl TestEnv {
     /// A queue `root.fresh` under FRESH with the given extra `<rackwise>` elements, and
     /// `root.plain`.
     pub fn fresh(racks: u32, nodes_per_rack: u32, fresh_elements: &[(&str, &str)]) -> TestEnv {
+        Self::fresh_restarted(racks, nodes_per_rack, fresh_elements, vec![])
+    }
+
+    /// As `fresh`, on an engine started from a persisted learned history (a restarted RM).
+    pub fn fresh_restarted(
+        racks: u32,
+        nodes_per_rack: u32,
+        fresh_elements: &[(&str, &str)],
+        learned: Vec<LearnedRatio>,
+    ) -> TestEnv {
         let mut elements = vec![("policy", "fresh")];
         elements.extend_from_slice(fresh_elements);
         let queues = vec![queue("root.fresh", &elements), plain_queue()];
-        Self::with_queues(racks, nodes_per_rack, &[], queues)
+        let mut env = Self::with_queues(racks, nodes_per_rack, &[], queues.clone());
+        let config = EngineConfig {
+            queues,
+            learned,
+            source: "test".into(),
+            ..EngineConfig::default()
+        };
+        env.engine = Engine::new(&config).expect("valid config");
+        env
     }
 
     fn with_queues(

@@ -11,7 +11,8 @@
 //! - **which job** (Algorithm 4): the admitted job with the least overall resource use `r_i`.
 //!
 //! Job profiles (mean map and reduce task time) come from the job's own finished tasks, else
-//! from finished jobs of the same name seen by this engine, else from the queue's defaults.
+//! from the learned history of its name (kept with the shuffle ratios, persisted by the shim
+//! across restarts), else from the queue's defaults.
 //! When FRESH prefers one kind and no admitted job has a task of it pending, the other kind
 //! goes (a container left idle helps no job).
 
@@ -34,10 +35,7 @@ const SWITCH_GAP: &str = "switchGap";
 const REDUCE_INTERVAL_WINDOW: &str = "reduceIntervalWindow";
 const DEFAULT_MAP_MS: &str = "defaultMapMs";
 const DEFAULT_REDUCE_MS: &str = "defaultReduceMs";
-
-/// Most job names whose task times FRESH keeps: names carrying a timestamp or a run id would
-/// otherwise grow the history for as long as the ResourceManager runs. Names seen first stay.
-const HISTORY_NAMES: usize = 10_000;
+const STARTS_AHEAD: &str = "startsAhead";
 
 const HALF: &str = "half";
 const ALL: &str = "all";
@@ -92,6 +90,15 @@ const QUEUE_PARAMS: &[Param] = &[
         86_400_000.0,
         "mean reduce task time assumed for a job with no finished reduce and no history",
     ),
+    Param::whole(
+        STARTS_AHEAD,
+        1.0,
+        0.0,
+        100_000.0,
+        "jobs waiting for admission to the map phase that may run their ApplicationMaster \
+         ahead of it (so that Johnson's order has their task counts); the AMs of later jobs \
+         wait while the queue's admitted jobs have tasks pending, at most the starvation guard",
+    ),
 ];
 
 /// `k`, as configured: a count, `half` or `all`.
@@ -136,6 +143,7 @@ struct Params {
     reduce_interval_window: usize,
     default_map_ms: f64,
     default_reduce_ms: f64,
+    starts_ahead: usize,
 }
 
 impl Params {
@@ -147,41 +155,7 @@ impl Params {
             reduce_interval_window: values.number(REDUCE_INTERVAL_WINDOW) as usize,
             default_map_ms: values.number(DEFAULT_MAP_MS),
             default_reduce_ms: values.number(DEFAULT_REDUCE_MS),
-        }
-    }
-}
-
-/// A running mean of task times.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct Mean {
-    sum_ms: f64,
-    count: u32,
-}
-
-impl Mean {
-    fn add(&mut self, ms: f64) {
-        self.sum_ms += ms;
-        self.count += 1;
-    }
-
-    fn get(&self) -> Option<f64> {
-        (self.count > 0).then(|| self.sum_ms / self.count as f64)
-    }
-}
-
-/// Mean task times of one job, or of the finished runs of one job name.
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct TaskTimes {
-    map: Mean,
-    reduce: Mean,
-}
-
-impl TaskTimes {
-    fn of(&mut self, kind: TaskKind) -> Option<&mut Mean> {
-        match kind {
-            TaskKind::Map => Some(&mut self.map),
-            TaskKind::Reduce => Some(&mut self.reduce),
-            _ => None,
+            starts_ahead: values.number(STARTS_AHEAD) as usize,
         }
     }
 }
@@ -189,8 +163,6 @@ impl TaskTimes {
 /// What FRESH observed of one job.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct JobRecord {
-    name: String,
-    times: TaskTimes,
     /// Container-time of its finished map and reduce tasks.
     finished_busy_ms: u64,
     /// Its running map and reduce tasks, and the sum of their start times: their time so far
@@ -216,6 +188,8 @@ pub struct Phases {
     pub reducing: Vec<AppId>,
     /// R': done with their maps, waiting for room in R, first come first served.
     pub waiting: VecDeque<AppId>,
+    /// Jobs whose ApplicationMaster runs, waiting for admission to M.
+    pub started_waiting: usize,
     /// Every job seen since the queue was last empty: `half` is half of these.
     batch: BTreeSet<AppId>,
     /// Finish times of the queue's latest reduces, for `r`.
@@ -235,13 +209,11 @@ impl Phases {
     }
 }
 
-/// FRESH's memory: each observed job, each queue's admission sets, and task times learned from
-/// finished jobs by name.
+/// FRESH's memory: each observed job and each queue's admission sets.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Fresh {
     jobs: BTreeMap<AppId, JobRecord>,
     queues: BTreeMap<String, Phases>,
-    history: BTreeMap<String, TaskTimes>,
 }
 
 /// Every map task of the job is done (it asked for some, none is pending or running).
@@ -257,6 +229,20 @@ fn reduces_done(app: &App) -> bool {
         && app.pending(TaskKind::Reduce) == 0
         && app.job.running_reduces == 0
         && app.job.finished_reduces >= app.job.reduces_total
+}
+
+/// Mean map and reduce task time (ms) of a job: its own finished tasks, else its name's
+/// learned history, else the defaults.
+fn task_times(state: &ClusterState, app: &App, params: &Params) -> (f64, f64) {
+    let (learned_map, learned_reduce) = state.history.task_times(&app.name);
+    (
+        (app.job.map_times.mean_ms())
+            .or(learned_map)
+            .unwrap_or(params.default_map_ms),
+        (app.job.reduce_times.mean_ms())
+            .or(learned_reduce)
+            .unwrap_or(params.default_reduce_ms),
+    )
 }
 
 /// Map tasks of the job not yet finished (`n'_m`).
@@ -287,21 +273,8 @@ impl Fresh {
         ))
     }
 
-    /// Mean map and reduce task time (ms) of a job: its own finished tasks, else its name's
-    /// history, else the defaults.
-    fn task_times(&self, id: &AppId, app: &App, params: &Params) -> (f64, f64) {
-        let own = self.jobs.get(id).map(|r| r.times).unwrap_or_default();
-        let learned = self.history.get(&app.name).copied().unwrap_or_default();
-        let pick =
-            |own: Mean, learned: Mean, default: f64| own.get().or(learned.get()).unwrap_or(default);
-        (
-            pick(own.map, learned.map, params.default_map_ms),
-            pick(own.reduce, learned.reduce, params.default_reduce_ms),
-        )
-    }
-
-    fn profile(&self, id: &AppId, app: &App, params: &Params) -> JobProfile {
-        let (map_time, reduce_time) = self.task_times(id, app, params);
+    fn profile(state: &ClusterState, app: &App, params: &Params) -> JobProfile {
+        let (map_time, reduce_time) = task_times(state, app, params);
         JobProfile {
             maps: app.job.known_maps(app.pending(TaskKind::Map)),
             reduces: app.job.known_reduces(app.pending(TaskKind::Reduce)),
@@ -330,15 +303,13 @@ impl Fresh {
                 finish_ms,
                 ..
             } => {
+                if !matches!(kind, TaskKind::Map | TaskKind::Reduce) {
+                    return;
+                }
                 let Some(record) = self.steered_record(context, app) else {
                     return;
                 };
-                let Some(mean) = record.times.of(*kind) else {
-                    return;
-                };
-                let took = finish_ms.saturating_sub(*start_ms);
-                mean.add(took as f64);
-                record.finished_busy_ms += took;
+                record.finished_busy_ms += finish_ms.saturating_sub(*start_ms);
                 // A task started before FRESH followed the job was never counted as running.
                 if record.running > 0 {
                     record.running -= 1;
@@ -350,21 +321,7 @@ impl Fresh {
                 }
             }
             Observation::AppRemoved { app } => {
-                let Some(record) = self.jobs.remove(app) else {
-                    return;
-                };
-                if self.history.len() >= HISTORY_NAMES && !self.history.contains_key(&record.name) {
-                    return;
-                }
-                let learned = self.history.entry(record.name).or_default();
-                for (into, from) in [
-                    (&mut learned.map, record.times.map),
-                    (&mut learned.reduce, record.times.reduce),
-                ] {
-                    if let Some(mean) = from.get() {
-                        into.add(mean);
-                    }
-                }
+                self.jobs.remove(app);
             }
             _ => {}
         }
@@ -374,10 +331,7 @@ impl Fresh {
     fn steered_record(&mut self, context: &Context, id: &AppId) -> Option<&mut JobRecord> {
         let app = context.state.apps.get(id)?;
         context.steered(&app.queue)?;
-        Some(self.jobs.entry(id.clone()).or_insert_with(|| JobRecord {
-            name: app.name.clone(),
-            ..JobRecord::default()
-        }))
+        Some(self.jobs.entry(id.clone()).or_default())
     }
 
     fn reduce_finished(&mut self, context: &Context, id: &AppId, finish_ms: u64) {
@@ -464,28 +418,22 @@ impl Fresh {
 
         let stages: Vec<(f64, f64)> = queued
             .iter()
-            .map(|(id, a)| {
-                let profile = self.profile(id, a, params);
+            .map(|(_, a)| {
+                let profile = Fresh::profile(state, a, params);
                 (profile.map_work(), profile.reduce_work())
             })
             .collect();
-        let mut order = johnson_order(&stages).into_iter();
         let mut next_map_work = 0.0;
-        for i in order.by_ref() {
+        phases.started_waiting = 0;
+        for (position, i) in johnson_order(&stages).into_iter().enumerate() {
             if phases.mapping.len() >= k {
+                phases.started_waiting = queued.len() - position;
                 next_map_work = stages[i].0;
                 break;
             }
             let id = queued[i].0;
             phases.mapping.push(id.clone());
-            let name = &queued[i].1.name;
-            self.jobs
-                .entry(id.clone())
-                .or_insert_with(|| JobRecord {
-                    name: name.clone(),
-                    ..JobRecord::default()
-                })
-                .started_ms = Some(now_ms);
+            self.jobs.entry(id.clone()).or_default().started_ms = Some(now_ms);
         }
         self.queues.insert(queue.to_string(), phases);
         next_map_work
@@ -505,7 +453,7 @@ impl Fresh {
         let mut lightest: Option<Lightest> = None;
         for id in &phases.mapping {
             let Some(a) = app(id) else { continue };
-            let (map_ms, reduce_ms) = self.task_times(id, a, params);
+            let (map_ms, reduce_ms) = task_times(state, a, params);
             let left = maps_left(a) as f64 * map_ms;
             map_work_left += left;
             if lightest.is_none_or(|l| left < l.map_work_left) {
@@ -524,7 +472,7 @@ impl Fresh {
             .iter()
             .chain(&phases.waiting)
             .filter_map(|id| Some((id, app(id)?)))
-            .map(|(id, a)| reduces_left(a) as f64 * self.task_times(id, a, params).1)
+            .map(|(_, a)| reduces_left(a) as f64 * task_times(state, a, params).1)
             .sum();
         // The queue's containers: what its jobs run now, and the one offered.
         let (mut maps, mut reduces) = (0.0, 0.0);
@@ -561,6 +509,39 @@ impl Policy for Fresh {
 
     fn observe(&mut self, context: &Context, observation: &Observation) {
         self.follow(context, observation);
+    }
+
+    /// Jobs not admitted get no ApplicationMaster either (Hadoop 1 had no per-job container,
+    /// so the paper's waiting jobs cost nothing): the AMs that may start are those of the jobs
+    /// M has room for plus `startsAhead`, less the jobs already started and waiting; the
+    /// others wait, by arrival. No job's task counts are known before its AM asks for its
+    /// tasks (the history keeps task times, not counts), so held AMs start in arrival order
+    /// whatever their name's history, and Johnson's order chooses among the started jobs.
+    fn held_starts(&mut self, turn: &Turn) -> Vec<AppId> {
+        let Some(phases) = self.queues.get(&**turn.queue) else {
+            return Vec::new();
+        };
+        let params = turn.params.typed(Params::of);
+        let k = params.jobs_per_phase.of(phases.batch.len());
+        let may_start = k
+            .saturating_sub(phases.mapping.len())
+            .saturating_add(params.starts_ahead)
+            .saturating_sub(phases.started_waiting);
+        let mut starting: Vec<(&AppId, &App)> = turn
+            .context
+            .state
+            .apps
+            .iter()
+            .filter(|(_, a)| {
+                a.queue == **turn.queue && a.is_mapreduce && a.awaits_application_master()
+            })
+            .collect();
+        starting.sort_by_key(|(id, a)| (a.submit_ms, (*id).clone()));
+        starting
+            .into_iter()
+            .skip(may_start)
+            .map(|(id, _)| id.clone())
+            .collect()
     }
 
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {

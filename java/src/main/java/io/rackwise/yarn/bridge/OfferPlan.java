@@ -88,6 +88,17 @@ public final class OfferPlan {
   }
 
   /**
+   * Whether the plan holds back the start of {@code appId}, an app still waiting for its AM
+   * container: it steers the app and no entry of its queue names it (the core's
+   * {@code Policy::held_starts}). Any other app waiting for its AM is FairScheduler's.
+   */
+  public boolean holdsStart(String appId) {
+    String queue = queueOfSteeredApp.get(appId);
+    return queue != null && entriesByQueue.getOrDefault(queue, Collections.emptyList()).stream()
+        .noneMatch(entry -> entry.app.equals(appId));
+  }
+
+  /**
    * The entry that may place now in the queue of {@code appId}: the first one not failed in this
    * offer that {@code satisfiable} admits (its app still has an ask at that priority and
    * locality on this node). Null when none can.

@@ -41,6 +41,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
@@ -95,8 +96,12 @@ public final class WireCodec {
       config.addQueues(settings);
     }
     for (LearnedRatio ratio : learned) {
-      config.addLearned(io.rackwise.wire.v1.LearnedRatio.newBuilder()
-          .setJobName(ratio.jobName()).setRatio(ratio.ratio()).setRuns(ratio.runs()));
+      io.rackwise.wire.v1.LearnedRatio.Builder entry = io.rackwise.wire.v1.LearnedRatio
+          .newBuilder().setJobName(ratio.jobName()).setRatio(ratio.ratio())
+          .setRuns(ratio.runs()).setProfileRuns(ratio.profileRuns());
+      ratio.mapMs().ifPresent(entry::setMapMs);
+      ratio.reduceMs().ifPresent(entry::setReduceMs);
+      config.addLearned(entry);
     }
     return config.build();
   }
@@ -390,7 +395,10 @@ public final class WireCodec {
         throw missing(ratioAt + ".runs");
       }
       learned.add(new LearnedRatio(received(ratio.getJobName(), ratioAt + ".job_name"),
-          ratio.getRatio(), ratio.getRuns()));
+          ratio.getRatio(), ratio.getRuns(),
+          ratio.hasMapMs() ? OptionalDouble.of(ratio.getMapMs()) : OptionalDouble.empty(),
+          ratio.hasReduceMs() ? OptionalDouble.of(ratio.getReduceMs()) : OptionalDouble.empty(),
+          ratio.getProfileRuns()));
     }
     return learned;
   }

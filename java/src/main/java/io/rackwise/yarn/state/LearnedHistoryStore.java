@@ -17,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalDouble;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -28,12 +29,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Keeps the shuffle ratios the core has learned for recurring job names across
+ * Keeps what the core has learned for recurring job names (shuffle ratios, task times) across
  * ResourceManager restarts.
  *
  * <h2>File</h2>
  * {@code <dir>/learned-history.json}: a JSON array of {@code {"job_name": str, "ratio": double,
- * "runs": int}} (the core's {@code LearnedRatio}), most recently updated first. It is a
+ * "runs": int}}, with {@code "map_ms"}, {@code "reduce_ms"} (double) and {@code "profile_runs"}
+ * (int) where task times were learned for FRESH's profiles (the core's {@code LearnedRatio};
+ * files written before those fields existed load as entries without task times), most
+ * recently updated first. It is a
  * {@link StateFile}: only ever replaced whole and atomically, on the local disk or on HDFS.
  * Unknown fields are ignored on reading, so a later version may add some.
  *
@@ -208,7 +212,8 @@ public final class LearnedHistoryStore implements Closeable {
       LearnedRatio r = loaded.get(i);
       entries.putIfAbsent(r.jobName(), new Slot(r, seq.incrementAndGet()));
     }
-    LOG.info("Loaded {} learned shuffle ratios from {}", loaded.size(), file.path());
+    LOG.info("Loaded {} learned job histories (shuffle ratios, task times) from {}",
+        loaded.size(), file.path());
     return loaded;
   }
 
@@ -250,13 +255,33 @@ public final class LearnedHistoryStore implements Closeable {
         throw new CorruptHistoryException(where + "\"runs\" missing or not an integer "
             + "in range");
       }
+      // Task times and their run count are absent from files written before they were kept.
+      JsonNode profileRuns = e.get("profile_runs");
+      if (profileRuns != null && (!profileRuns.isIntegralNumber()
+          || !profileRuns.canConvertToInt())) {
+        throw new CorruptHistoryException(where + "\"profile_runs\" not an integer in range");
+      }
       try {
-        out.add(new LearnedRatio(name.asText(), ratio.asDouble(), runs.asInt()));
+        out.add(new LearnedRatio(name.asText(), ratio.asDouble(), runs.asInt(),
+            optionalNumber(e, "map_ms", where), optionalNumber(e, "reduce_ms", where),
+            profileRuns == null ? 0 : profileRuns.asInt()));
       } catch (IllegalArgumentException ex) {
         throw new CorruptHistoryException(where + ex.getMessage());
       }
     }
     return out;
+  }
+
+  private static OptionalDouble optionalNumber(JsonNode entry, String field, String where)
+      throws CorruptHistoryException {
+    JsonNode value = entry.get(field);
+    if (value == null) {
+      return OptionalDouble.empty();
+    }
+    if (!value.isNumber()) {
+      throw new CorruptHistoryException(where + "\"" + field + "\" not a number");
+    }
+    return OptionalDouble.of(value.asDouble());
   }
 
   // ------------------------------------------------------------------------ record
@@ -384,6 +409,16 @@ public final class LearnedHistoryStore implements Closeable {
         gen.writeStringField("job_name", r.jobName());
         gen.writeNumberField("ratio", r.ratio());
         gen.writeNumberField("runs", r.runs());
+        if (r.mapMs().isPresent()) {
+          gen.writeNumberField("map_ms", r.mapMs().getAsDouble());
+        }
+        if (r.reduceMs().isPresent()) {
+          gen.writeNumberField("reduce_ms", r.reduceMs().getAsDouble());
+        }
+        // An entry without task times is written as before they were kept.
+        if (r.profileRuns() > 0) {
+          gen.writeNumberField("profile_runs", r.profileRuns());
+        }
         gen.writeEndObject();
       }
       gen.writeEndArray();

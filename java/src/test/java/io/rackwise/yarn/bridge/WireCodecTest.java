@@ -23,6 +23,7 @@ import io.rackwise.wire.v1.QueueWeight;
 import io.rackwise.yarn.nativecore.NativeProtocolException;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalDouble;
 import java.util.function.UnaryOperator;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceUtilization;
@@ -37,12 +38,14 @@ class WireCodecTest {
   private static OfferResponse.Builder fullResponse() {
     return OfferResponse.newBuilder()
         .setPlan(Plan.newBuilder().addQueues(QueuePlan.newBuilder().setQueue("root.sw")
-            .addSteered("app_1").addSteered("app_2")
+            .addSteered("app_1").addSteered("app_2").addSteered("app_4")
             .addEntries(PlanEntry.newBuilder().setApp("app_1").setPriority(20)
                 .setLocality(Locality.LOCALITY_NODE_LOCAL).setReason("nass:node-local-map"))
             .addEntries(PlanEntry.newBuilder().setApp("app_2").setPriority(10)
                 .setLocality(Locality.LOCALITY_OFF_SWITCH).setReason("sarp:reduce"))))
         .addLearned(LearnedRatio.newBuilder().setJobName("etl").setRatio(0.5).setRuns(3))
+        .addLearned(LearnedRatio.newBuilder().setJobName("grep").setRatio(0).setRuns(0)
+            .setMapMs(20_000).setReduceMs(60_000).setProfileRuns(2))
         .setDiagnostics(Diagnostics.newBuilder().setRack("/r1").setRackUtilization(0.25)
             .setRackSaturated(false).addStarved("app_3"))
         .addLogs(LogRecord.newBuilder().setLevel(LogLevel.LOG_LEVEL_WARN)
@@ -61,6 +64,9 @@ class WireCodecTest {
     OfferPlan plan = response.plan();
     assertTrue(plan.steers("app_1") && plan.steers("app_2"));
     assertFalse(plan.steers("app_3"));
+    assertFalse(plan.holdsStart("app_1") || plan.holdsStart("app_3"),
+        "an app with an entry, or not steered, is not held");
+    assertTrue(plan.holdsStart("app_4"), "a steered app without an entry is held");
     OfferPlan.Entry head = plan.head("app_2", entry -> true);
     assertEquals("app_1", head.app());
     assertEquals(20, head.priority());
@@ -71,8 +77,9 @@ class WireCodecTest {
     assertEquals(NodeType.OFF_SWITCH, next.locality());
     assertEquals("sarp:reduce", next.reason());
 
-    assertEquals(List.of(new io.rackwise.yarn.state.LearnedRatio("etl", 0.5, 3)),
-        response.learned());
+    assertEquals(List.of(new io.rackwise.yarn.state.LearnedRatio("etl", 0.5, 3),
+        new io.rackwise.yarn.state.LearnedRatio("grep", 0, 0, OptionalDouble.of(20_000),
+            OptionalDouble.of(60_000), 2)), response.learned());
     assertEquals(new WireResponse.Diagnostics("/r1", 0.25, false, List.of("app_3")),
         response.diagnostics());
     assertEquals(List.of(new WireResponse.LogLine(Level.WARN, "rackwise_core::state",

@@ -19,6 +19,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.OptionalDouble;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -91,6 +92,40 @@ class LearnedHistoryStoreTest {
     LearnedHistoryStore b = store(NO_BACKGROUND_FLUSH, 100);
     assertEquals(List.of(new LearnedRatio("etl-daily", 2.25, 4),
         new LearnedRatio("grep", 0.01, 1)), b.load());
+  }
+
+  @Test
+  void taskTimesRoundTripThroughTheFile() throws Exception {
+    LearnedHistoryStore a = store(NO_BACKGROUND_FLUSH, 100);
+    a.load();
+    LearnedRatio grep = new LearnedRatio("grep", 0.0, 0, OptionalDouble.of(20_000.0),
+        OptionalDouble.of(61_500.5), 3);
+    LearnedRatio mapOnly = new LearnedRatio("map-only", 0.5, 2, OptionalDouble.of(1_000.0),
+        OptionalDouble.empty(), 1);
+    a.record(List.of(grep, mapOnly));
+    assertTrue(a.flush());
+
+    JsonNode root = JSON.readTree(file().toFile());
+    JsonNode written = root.get(0).get("job_name").asText().equals("grep") ? root.get(0)
+        : root.get(1);
+    assertEquals(20_000.0, written.get("map_ms").asDouble());
+    assertEquals(61_500.5, written.get("reduce_ms").asDouble());
+    assertEquals(3, written.get("profile_runs").asInt());
+
+    LearnedHistoryStore b = store(NO_BACKGROUND_FLUSH, 100);
+    List<LearnedRatio> loaded = b.load();
+    assertEquals(2, loaded.size());
+    assertTrue(loaded.containsAll(List.of(grep, mapOnly)), loaded.toString());
+  }
+
+  @Test
+  void aFileWrittenBeforeTaskTimesWereKeptLoadsWithoutThem() throws Exception {
+    Files.writeString(file(), "[\n  {\n    \"job_name\" : \"etl-daily\",\n    \"ratio\" : 2.25,\n"
+        + "    \"runs\" : 4\n  }\n]\n");
+    LearnedHistoryStore s = store(NO_BACKGROUND_FLUSH, 100);
+    assertEquals(List.of(new LearnedRatio("etl-daily", 2.25, 4, OptionalDouble.empty(),
+        OptionalDouble.empty(), 0)), s.load());
+    assertTrue(s.corruptCopy().isEmpty());
   }
 
   @Test
@@ -250,7 +285,16 @@ class LearnedHistoryStoreTest {
             "\"runs\""),
         Arguments.of("blank name", "[{\"job_name\": \" \", \"ratio\": 1.0, \"runs\": 1}]",
             "blank job name"),
-        Arguments.of("missing name", "[{\"ratio\": 1.0, \"runs\": 1}]", "\"job_name\""));
+        Arguments.of("missing name", "[{\"ratio\": 1.0, \"runs\": 1}]", "\"job_name\""),
+        Arguments.of("map time as text",
+            "[{\"job_name\": \"a\", \"ratio\": 1.0, \"runs\": 1, \"map_ms\": \"slow\"}]",
+            "entry 0: \"map_ms\" not a number"),
+        Arguments.of("negative reduce time",
+            "[{\"job_name\": \"a\", \"ratio\": 1.0, \"runs\": 1, \"reduce_ms\": -5}]",
+            "reduce task time of 'a' must be a finite number of ms >= 0"),
+        Arguments.of("fractional profile runs",
+            "[{\"job_name\": \"a\", \"ratio\": 1.0, \"runs\": 1, \"profile_runs\": 0.5}]",
+            "\"profile_runs\""));
   }
 
   @ParameterizedTest(name = "{0}")

@@ -61,11 +61,18 @@ public class RackwiseAppAttempt extends FSAppAttempt {
   public Resource assignContainer(FSSchedulerNode node) {
     OfferPlan plan = rackwise.currentPlan();
     String appId = getApplicationId().toString();
-    // Apps still waiting for their AM container, and apps that preempted on this node (they get
-    // the freed space first) are FairScheduler's business.
-    if (plan == null || !plan.steers(appId) || isWaitingForAMContainer()
-        || node.isPreemptedForApp(this)) {
+    // Apps that preempted on this node get the freed space first, as FairScheduler decides.
+    if (plan == null || !plan.steers(appId) || node.isPreemptedForApp(this)) {
       return super.assignContainer(node);
+    }
+    // An app still waiting for its AM container is FairScheduler's, unless its policy holds
+    // its start back.
+    if (isWaitingForAMContainer()) {
+      if (!plan.holdsStart(appId)) {
+        return super.assignContainer(node);
+      }
+      rackwise.metrics().vetoed();
+      return Resources.none();
     }
     OfferPlan.Entry head;
     SchedulerRequestKey key;

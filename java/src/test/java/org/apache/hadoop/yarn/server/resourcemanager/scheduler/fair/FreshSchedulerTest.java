@@ -3,6 +3,8 @@ package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.MAP;
 import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.REDUCE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
 
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,6 +14,8 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,7 +24,9 @@ import org.junit.jupiter.api.io.TempDir;
  * reduce-heavy job in one {@code fresh} queue with one job per phase (k = 1). Johnson's order
  * admits the reduce-heavy job first; it runs its maps while its reduces, asked with them as at
  * MapReduce's slow-start, stay pending, and the map-heavy job places nothing until the first
- * leaves its map phase. Then each phase has its job, and every task of both jobs runs.
+ * leaves its map phase. Then each phase has its job, and every task of both jobs runs. And a
+ * job not admitted does not get its ApplicationMaster's container while the admitted job has
+ * maps pending; it gets it once the admitted job has none left to place.
  */
 class FreshSchedulerTest {
   private static final List<String> HOSTS = List.of("h1", "h2", "h3");
@@ -81,6 +87,48 @@ class FreshSchedulerTest {
         }
       }
       assertEquals(2, mapHeavy.count(REDUCE), "every task of both jobs ran");
+      assertEquals(List.of(), cluster.dispatcherFailures);
+      assertEquals(0, cluster.rackwise().getRackwiseMetrics().getNativeFailures());
+    }
+  }
+
+  @Test
+  void theApplicationMasterOfAJobNotAdmittedWaitsWhileTheAdmittedJobHasMapsPending()
+      throws Exception {
+    Map<String, List<String>> racks = new LinkedHashMap<>();
+    racks.put("/r1", List.of("h1", "h2"));
+    racks.put("/r2", List.of("h3", "h4"));
+    String allocation = MockRackCluster.allocationFile(
+        "<queue name=\"fresh\"><rackwise><policy>fresh</policy>"
+            + "<jobsPerPhase>1</jobsPerPhase><startsAhead>0</startsAhead>"
+            // The queue's own hour: a slow build machine must not lift the hold (see above).
+            + "<starvationGuardMs>3600000</starvationGuardMs></rackwise></queue>");
+    Map<String, String> settings = Map.of("yarn.scheduler.rackwise.native.required", "true");
+    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class, allocation,
+        settings, racks, workDir)) {
+      MockRackCluster.Job admitted = cluster.submit("admitted", "fresh", "alice", Set.of(), "h4");
+      cluster.ask(admitted, 8, List.of("h1", "h3"), 1);
+      RMApp late = cluster.submitWithoutAM("late", "fresh", "alice", Set.of());
+      // Six heartbeats, one container each: the admitted job's maps, never late's AM.
+      for (int round = 0; round < 2; round++) {
+        for (String host : HOSTS) {
+          cluster.heartbeat(host, admitted);
+        }
+      }
+      assertEquals(6, admitted.count(MAP), "the admitted job maps");
+      assertNull(late.getCurrentAppAttempt().getMasterContainer(),
+          "the AM of a job not admitted waits while the admitted job has maps pending");
+      assertEquals(0, cluster.rackwise().getRackwiseMetrics().getNativeFailures());
+
+      // Two more place the admitted job's last maps; its reduce waits for them, so nothing of
+      // the queue's plan can use the next container: late's AM gets it, and runs.
+      for (int beat = 0; beat < 6
+          && late.getCurrentAppAttempt().getMasterContainer() == null; beat++) {
+        cluster.heartbeat(HOSTS.get(beat % HOSTS.size()), admitted);
+      }
+      assertEquals(8, admitted.count(MAP), "every map of the admitted job placed first");
+      assertNotNull(late.getCurrentAppAttempt().getMasterContainer(), "late's AM placed");
+      assertEquals(RMAppState.RUNNING, cluster.launch(late).app.getState(), "late's AM runs");
       assertEquals(List.of(), cluster.dispatcherFailures);
       assertEquals(0, cluster.rackwise().getRackwiseMetrics().getNativeFailures());
     }

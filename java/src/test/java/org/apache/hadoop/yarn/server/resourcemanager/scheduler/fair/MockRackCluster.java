@@ -26,6 +26,9 @@ import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.event.SchedulerEvent;
 
 /**
@@ -140,10 +143,32 @@ final class MockRackCluster implements AutoCloseable {
   /** Submits a MapReduce app and runs its AM on {@code amHost}. */
   Job submit(String name, String queue, String user, Set<String> tags, String amHost)
       throws Exception {
+    RMApp app = submitWithoutAM(name, queue, user, tags);
+    MockAM am = MockRM.launchAndRegisterAM(app, rm, nodes.get(amHost));
+    return new Job(app, am);
+  }
+
+  /** Submits a MapReduce app whose AM ask the scheduler places when the heartbeats allow. */
+  RMApp submitWithoutAM(String name, String queue, String user, Set<String> tags)
+      throws Exception {
     RMApp app = MockRMAppSubmitter.submit(rm, MockRMAppSubmissionData.Builder
         .createWithMemory(TASK_MB, rm).withAppName(name).withQueue(queue).withUser(user)
         .withAppType("MAPREDUCE").withApplicationTags(tags).build());
-    MockAM am = MockRM.launchAndRegisterAM(app, rm, nodes.get(amHost));
+    rm.drainEvents();
+    return app;
+  }
+
+  /**
+   * Launches and registers the AM of an app whose AM container the scheduler has placed
+   * already ({@code MockRM.launchAM} expects to place it with its own heartbeat).
+   */
+  Job launch(RMApp app) throws Exception {
+    RMAppAttempt attempt = app.getCurrentAppAttempt();
+    rm.waitForState(attempt.getAppAttemptId(), RMAppAttemptState.ALLOCATED);
+    MockAM am = rm.sendAMLaunched(attempt.getAppAttemptId());
+    rm.waitForState(attempt.getAppAttemptId(), RMAppAttemptState.LAUNCHED);
+    am.registerAppAttempt();
+    rm.waitForState(app.getApplicationId(), RMAppState.RUNNING);
     return new Job(app, am);
   }
 
