@@ -29,7 +29,7 @@ impl Engine {
     /// As [`Engine::new`], with the caller's policies (e.g. [`Registry::builtin`] plus its own).
     pub fn with_registry(config: &EngineConfig, policies: Registry) -> Result<Engine, CoreError> {
         let settings = Settings::from_config(config, policies.declarations())?;
-        let history = LearnedHistory::from_entries(&config.learned);
+        let history = LearnedHistory::from_entries(&config.learned, config.learned_max_entries);
         Ok(Engine {
             settings,
             state: ClusterState::with_history(history),

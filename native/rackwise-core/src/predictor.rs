@@ -96,26 +96,43 @@ fn hint_from_tags(app: &str, tags: &[String], max_hint_ratio: f64) -> Option<f64
     }
 }
 
-/// Ratios learned per recurring job name.
+/// Ratios learned per recurring job name, at most `max_entries` names: a cluster whose job
+/// names never recur (generated query names) must not grow the ResourceManager's memory
+/// without bound. At the bound, the name learned from longest ago is dropped, as the shim's
+/// store drops it from the persisted file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct LearnedHistory {
-    by_name: BTreeMap<String, LearnedRatio>,
+    by_name: BTreeMap<String, Learned>,
+    /// Bumped at every update; an entry's stamp tells which name was learned from longest ago.
+    updates: u64,
+    /// `None`: no bound.
+    max_entries: Option<usize>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Learned {
+    entry: LearnedRatio,
+    updated: u64,
 }
 
 impl LearnedHistory {
-    /// Rebuilds the history from what the shim persisted; entries that cannot be right (a
-    /// negative or non-finite ratio or task time, from a hand-edited file) are dropped with a
-    /// warning.
-    pub fn from_entries(entries: &[LearnedRatio]) -> LearnedHistory {
-        let mut by_name = BTreeMap::new();
-        for entry in entries {
+    /// Rebuilds the history from what the shim persisted, newest first, keeping at most
+    /// `max_entries` names (`None`: all); entries that cannot be right (a negative or
+    /// non-finite ratio or task time, from a hand-edited file) are dropped with a warning.
+    pub fn from_entries(entries: &[LearnedRatio], max_entries: Option<usize>) -> LearnedHistory {
+        let mut history = LearnedHistory {
+            max_entries,
+            ..LearnedHistory::default()
+        };
+        // Oldest first, so that each insert is the newest so far.
+        for entry in entries.iter().rev() {
             let valid = |value: f64| value.is_finite() && value >= 0.0;
             let times_valid = [entry.map_ms, entry.reduce_ms]
                 .into_iter()
                 .flatten()
                 .all(valid);
             if valid(entry.ratio) && times_valid {
-                by_name.insert(entry.job_name.clone(), entry.clone());
+                *history.entry(&entry.job_name) = entry.clone();
             } else {
                 log::warn!(
                     "learned history entry for job '{}' has ratio {}, map time {:?} ms and \
@@ -127,22 +144,32 @@ impl LearnedHistory {
                 );
             }
         }
-        LearnedHistory { by_name }
+        history
+    }
+
+    /// How many job names the history holds.
+    pub fn len(&self) -> usize {
+        self.by_name.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_name.is_empty()
     }
 
     /// The name's learned ratio, if any run with counters contributed one.
     pub fn ratio(&self, job_name: &str) -> Option<f64> {
         self.by_name
             .get(job_name)
+            .map(|learned| &learned.entry)
             .filter(|entry| entry.runs > 0)
             .map(|entry| entry.ratio)
     }
 
     /// The name's learned mean map and reduce task times (ms), each if known.
     pub fn task_times(&self, job_name: &str) -> (Option<f64>, Option<f64>) {
-        self.by_name
-            .get(job_name)
-            .map_or((None, None), |entry| (entry.map_ms, entry.reduce_ms))
+        self.by_name.get(job_name).map_or((None, None), |learned| {
+            (learned.entry.map_ms, learned.entry.reduce_ms)
+        })
     }
 
     /// Folds one finished run's ratio into the history and returns the updated entry.
@@ -175,13 +202,36 @@ impl LearnedHistory {
         entry.clone()
     }
 
+    /// The name's entry, created if new (dropping the name learned from longest ago when the
+    /// history is full), and stamped as the newest.
     fn entry(&mut self, job_name: &str) -> &mut LearnedRatio {
-        self.by_name
+        let full = self
+            .max_entries
+            .is_some_and(|max| self.by_name.len() >= max);
+        if full && !self.by_name.contains_key(job_name) {
+            let oldest = self
+                .by_name
+                .iter()
+                .min_by_key(|(_, learned)| learned.updated)
+                .map(|(name, _)| name.clone());
+            if let Some(oldest) = oldest {
+                self.by_name.remove(&oldest);
+            }
+        }
+        self.updates += 1;
+        let updated = self.updates;
+        let learned = self
+            .by_name
             .entry(job_name.to_string())
-            .or_insert_with(|| LearnedRatio {
-                job_name: job_name.to_string(),
-                ..LearnedRatio::default()
-            })
+            .or_insert_with(|| Learned {
+                entry: LearnedRatio {
+                    job_name: job_name.to_string(),
+                    ..LearnedRatio::default()
+                },
+                updated,
+            });
+        learned.updated = updated;
+        &mut learned.entry
     }
 }
 
@@ -272,28 +322,61 @@ mod tests {
     }
 
     #[test]
+    fn history_keeps_the_names_learned_most_recently_up_to_its_bound() {
+        let persisted: Vec<LearnedRatio> = ["newest", "middle", "oldest"]
+            .map(|name| LearnedRatio {
+                job_name: name.into(),
+                ratio: 1.5,
+                runs: 1,
+                ..LearnedRatio::default()
+            })
+            .to_vec();
+        let mut history = LearnedHistory::from_entries(&persisted, Some(2));
+        assert_eq!(history.len(), 2);
+        assert_eq!(history.ratio("oldest"), None, "the file is newest first");
+        assert_eq!(history.ratio("newest"), Some(1.5));
+
+        history.learn("middle", 3.0);
+        history.learn("unseen", 2.0);
+        assert_eq!(history.len(), 2, "still at the bound");
+        assert_eq!(
+            history.ratio("newest"),
+            None,
+            "now the name learned from longest ago"
+        );
+        assert_eq!(history.ratio("unseen"), Some(2.0));
+        assert!(history.ratio("middle").is_some());
+
+        let unbounded = LearnedHistory::from_entries(&persisted, None);
+        assert_eq!(unbounded.len(), 3);
+    }
+
+    #[test]
     fn corrupt_persisted_entries_are_dropped() {
-        let history = LearnedHistory::from_entries(&[
-            LearnedRatio {
-                job_name: "ok".into(),
-                ratio: 0.5,
-                runs: 3,
-                ..LearnedRatio::default()
-            },
-            LearnedRatio {
-                job_name: "bad".into(),
-                ratio: f64::NAN,
-                runs: 1,
-                ..LearnedRatio::default()
-            },
-            LearnedRatio {
-                job_name: "bad-time".into(),
-                ratio: 0.5,
-                runs: 1,
-                map_ms: Some(-1.0),
-                ..LearnedRatio::default()
-            },
-        ]);
+        let history = LearnedHistory::from_entries(
+            &[
+                LearnedRatio {
+                    job_name: "ok".into(),
+                    ratio: 0.5,
+                    runs: 3,
+                    ..LearnedRatio::default()
+                },
+                LearnedRatio {
+                    job_name: "bad".into(),
+                    ratio: f64::NAN,
+                    runs: 1,
+                    ..LearnedRatio::default()
+                },
+                LearnedRatio {
+                    job_name: "bad-time".into(),
+                    ratio: 0.5,
+                    runs: 1,
+                    map_ms: Some(-1.0),
+                    ..LearnedRatio::default()
+                },
+            ],
+            None,
+        );
         assert_eq!(history.ratio("ok"), Some(0.5));
         assert_eq!(history.ratio("bad"), None);
         assert_eq!(history.ratio("bad-time"), None);

@@ -118,6 +118,10 @@ pub struct EngineConfig {
     /// Shuffle ratios learned from earlier runs of recurring jobs, as last persisted.
     #[serde(default)]
     pub learned: Vec<LearnedRatio>,
+    /// The most job names the learned history keeps (the shim's bound on its persisted file);
+    /// `None`: no bound.
+    #[serde(default)]
+    pub learned_max_entries: Option<usize>,
     /// Where the queue settings came from, for error messages (the allocation file path).
     #[serde(default)]
     pub source: String,

@@ -49,6 +49,8 @@ pub fn engine_config(message: v1::EngineConfig) -> Result<EngineConfig, WireErro
         settings: message.settings,
         queues,
         learned,
+        learned_max_entries: (message.learned_max_entries > 0)
+            .then_some(message.learned_max_entries as usize),
         source: message.source,
         minimum_allocation: message
             .minimum_allocation

@@ -664,6 +664,7 @@ fn config() -> v1::EngineConfig {
             runs: Some(3),
             ..v1::LearnedRatio::default()
         }],
+        learned_max_entries: 10_000,
         source: "fair-scheduler.xml".into(),
         minimum_allocation: resources(1024, 1),
     }
@@ -703,6 +704,7 @@ fn an_engine_config_becomes_the_protocol_config() {
                 reduce_ms: None,
                 profile_runs: 0,
             }],
+            learned_max_entries: Some(10_000),
             source: "fair-scheduler.xml".into(),
             minimum_allocation: p::Resources {
                 memory_mb: 1024,
@@ -710,6 +712,16 @@ fn an_engine_config_becomes_the_protocol_config() {
             },
         }
     );
+}
+
+#[test]
+fn an_engine_config_without_a_history_bound_keeps_every_name() {
+    let message = v1::EngineConfig {
+        learned_max_entries: 0,
+        ..config()
+    };
+    let converted = decode_engine_config(&message.encode_to_vec()).unwrap();
+    assert_eq!(converted.learned_max_entries, None);
 }
 
 #[test]

@@ -76,14 +76,15 @@ public final class WireCodec {
   // ---- configuration --------------------------------------------------------------------------
 
   /**
-   * The engine configuration: yarn-site keys, every queue, the learned history, and the
-   * scheduler's minimum allocation (null: none sent, and a market counts containers).
+   * The engine configuration: yarn-site keys, every queue, the learned history with the most
+   * job names it may keep (0: no bound), and the scheduler's minimum allocation (null: none
+   * sent, and a market counts containers).
    */
   public static EngineConfig engineConfig(Map<String, String> coreSettings,
-      List<QueueExtension> queues, List<LearnedRatio> learned, String source,
-      Resource minimumAllocation) {
+      List<QueueExtension> queues, List<LearnedRatio> learned, int learnedMaxEntries,
+      String source, Resource minimumAllocation) {
     EngineConfig.Builder config = EngineConfig.newBuilder().putAllSettings(coreSettings)
-        .setSource(source == null ? "" : source);
+        .setLearnedMaxEntries(learnedMaxEntries).setSource(source == null ? "" : source);
     if (minimumAllocation != null) {
       config.setMinimumAllocation(resources(minimumAllocation));
     }

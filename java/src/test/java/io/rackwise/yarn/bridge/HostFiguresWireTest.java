@@ -48,7 +48,7 @@ class HostFiguresWireTest {
     };
     RackwiseMetrics metrics = RackwiseMetrics.register();
     try (DecisionCore core = DecisionCore.start(true,
-        WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test", null), metrics,
+        WireCodec.engineConfig(Map.of(), List.of(), List.of(), 0, "test", null), metrics,
         ratios -> { }, weights -> { }, intervals -> { }, recording)) {
       Map<HostFigure, Double> all = new EnumMap<>(HostFigure.class);
       all.put(HostFigure.CPU_SPEED, 1.5);

@@ -30,7 +30,7 @@ class NativeLogLevelTest {
   private static final String DEBUG_RECORD = "asks for unknown app application_0_77 ignored";
   private static final Resource FREE = Resource.newInstance(1024, 1);
   private static final EngineConfig CONFIG =
-      WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test", null);
+      WireCodec.engineConfig(Map.of(), List.of(), List.of(), 0, "test", null);
   /** One map ask of an app the core was never told about. */
   private static final Event UNKNOWN_ASKS = Event.newBuilder()
       .setAsksChanged(io.rackwise.wire.v1.AsksChanged.newBuilder().setApp("application_0_77")

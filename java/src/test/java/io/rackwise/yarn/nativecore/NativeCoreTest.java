@@ -35,7 +35,7 @@ import org.junit.jupiter.api.Test;
  */
 class NativeCoreTest {
   private static final byte[] CONFIG =
-      WireCodec.engineConfig(Map.of(), List.of(), List.of(), "test", null).toByteArray();
+      WireCodec.engineConfig(Map.of(), List.of(), List.of(), 0, "test", null).toByteArray();
   private static final byte[] REQUEST =
       WireCodec.offerRequest(1, List.of(), "h1:1", Resource.newInstance(1024, 1), null)
           .toByteArray();

@@ -795,7 +795,7 @@ public class RackwiseFairScheduler extends FairScheduler {
         queues = AllocationFileExtensions.parse(in, source);
       }
     }
-    return WireCodec.engineConfig(ShimSettings.coreSettings(conf), queues, learned, source,
-        getMinimumResourceCapability());
+    return WireCodec.engineConfig(ShimSettings.coreSettings(conf), queues, learned,
+        shimSettings.learnedMaxEntries(), source, getMinimumResourceCapability());
   }
 }

@@ -107,7 +107,7 @@ class WireThroughTheCoreTest {
       setup.add(changed);
       byte[] config = WireCodec.engineConfig(Map.of(), AllocationFileExtensions.parse(
           new ByteArrayInputStream(STEERED.getBytes(StandardCharsets.UTF_8)), "test"),
-          List.of(), "test", null).toByteArray();
+          List.of(), 0, "test", null).toByteArray();
       long handle = NativeCore.create(config);
       try {
         FSSchedulerNode h1 = scheduler.getSchedulerNode(cluster.nodes.get("h1").getNodeId());
