@@ -429,7 +429,7 @@ public final class DpHttpServer {
       }
       double amount = value.asDouble();
       if (!Double.isFinite(amount) || amount < 0 || positive && amount == 0) {
-        throw new Refusal(400, field, value.toString(), "required: " + required);
+        throw new Refusal(400, field, value.asText(), "required: " + required);
       }
       return amount;
     }

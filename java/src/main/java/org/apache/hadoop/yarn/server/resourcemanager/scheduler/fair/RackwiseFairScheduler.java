@@ -803,6 +803,11 @@ public class RackwiseFairScheduler extends FairScheduler {
     });
   }
 
+  /** The port Dynamic Priority's endpoint listens on while this RM is active. */
+  int dpHttpPort() {
+    return dpHttp.port();
+  }
+
   /** The markets of the allocation file the core last accepted. */
   Map<String, DpLedger.Balance> dpMarkets() {
     return dpMarkets;
