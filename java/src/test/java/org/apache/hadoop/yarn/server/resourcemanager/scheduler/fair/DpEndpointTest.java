@@ -271,6 +271,32 @@ class DpEndpointTest {
     assertEquals(401, client("bob", BOB_KEY).send("GET", "/dp/price", null).status());
   }
 
+  @Test
+  void theCommandLineSignsWithTheUsersKeyFile() throws Exception {
+    Path keyFile = dir.resolve("ops.key");
+    Files.writeString(keyFile, ROOT_KEY + "\n");
+    java.io.ByteArrayOutputStream out = new java.io.ByteArrayOutputStream();
+    java.io.ByteArrayOutputStream err = new java.io.ByteArrayOutputStream();
+    String user = org.apache.hadoop.security.UserGroupInformation.getCurrentUser()
+        .getShortUserName();
+    // The CLI signs as the user running it: give that user the admin key for this test.
+    Files.writeString(aclFile, ACL + user + " admin " + ROOT_KEY + "\n");
+    String[] args = {"dp", "--url", base.toString(), "--key-file", keyFile.toString(), "budget",
+        ALICE, "25"};
+    int status = io.rackwise.yarn.dp.DpCliAccess.run(args, out, err);
+    assertEquals(0, status, err.toString(StandardCharsets.UTF_8));
+    assertEquals(25.0, JSON.readTree(out.toString(StandardCharsets.UTF_8)).get("budget")
+        .asDouble());
+    assertEquals(new Balance(25, 1), balance(ALICE));
+    String[] bad = {"dp", "--url", base.toString(), "--key-file", keyFile.toString(),
+        "spending", ALICE, "-3"};
+    assertEquals(1, io.rackwise.yarn.dp.DpCliAccess.run(bad, out, err), "refused");
+    assertTrue(err.toString(StandardCharsets.UTF_8).contains("\"element\":\"spending\""),
+        err.toString(StandardCharsets.UTF_8));
+    assertEquals(2, io.rackwise.yarn.dp.DpCliAccess.run(new String[] {"dp", "spend"}, out, err),
+        "a usage error");
+  }
+
   private static void assertRefused(DpClient.Reply reply, int status, String element,
       String value) throws IOException {
     assertEquals(status, reply.status(), reply.body());
