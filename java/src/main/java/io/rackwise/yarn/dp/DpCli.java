@@ -29,7 +29,8 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
  *
  * <p>The endpoint is {@code --url}, or the ResourceManager(s) of yarn-site.xml at port {@value
  * ShimSettings#PREFIX}dp.http.port (each RM of an HA pair in turn: only the active one
- * listens). On a Kerberos cluster it authenticates with the user's ticket (SPNEGO); otherwise it
+ * listens). Where the cluster's HTTP authentication is Kerberos it authenticates with the user's
+ * ticket (SPNEGO); otherwise it
  * signs with the user's key: {@code --key-file}, else {@code $RACKWISE_DP_KEY_FILE}, else
  * {@code ~/.rackwise/dp.key} (the key on one line; keep the file readable by its user only).
  * Prints the JSON reply; exits 1 on a refusal, 2 on a usage error.
@@ -85,7 +86,7 @@ public final class DpCli {
       return 2;
     }
     String user = UserGroupInformation.getCurrentUser().getShortUserName();
-    String key = UserGroupInformation.isSecurityEnabled() ? null : key(keyFile);
+    String key = DpHttpServer.spnego(conf) ? null : key(keyFile);
     IOException unreachable = null;
     for (URI base : endpoints(url, conf)) {
       try {

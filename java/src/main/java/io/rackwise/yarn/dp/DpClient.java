@@ -6,6 +6,7 @@ import java.io.OutputStream;
 import java.net.HttpURLConnection;
 import java.net.URI;
 import java.net.URL;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import org.apache.hadoop.conf.Configuration;
@@ -18,7 +19,8 @@ import org.apache.hadoop.security.ssl.SSLFactory;
 
 /**
  * A client of the Dynamic Priority endpoint: SPNEGO through Hadoop's {@link AuthenticatedURL}
- * on a Kerberos cluster, otherwise requests signed with the user's key ({@link DpSignature}).
+ * where the cluster's HTTP authentication is Kerberos, otherwise requests signed with the user's
+ * key ({@link DpSignature}).
  * HTTPS connections use the client's ssl-client.xml.
  */
 public final class DpClient {
@@ -35,7 +37,7 @@ public final class DpClient {
 
   /**
    * @param base the endpoint's address, e.g. {@code http://rm1:8090}
-   * @param key the user's key from the ACL file, or null to authenticate with Kerberos
+   * @param key the user's key from the ACL file, or null to authenticate with SPNEGO
    */
   public DpClient(URI base, Configuration conf, String user, String key) throws IOException {
     this.base = base;
@@ -61,7 +63,10 @@ public final class DpClient {
    * @param body the JSON body of a POST, or null for a GET
    */
   public Reply send(String method, String path, String body) throws IOException {
-    URL url = base.resolve(path).toURL();
+    // user.name satisfies a "simple" authentication filter that admits no anonymous caller; it
+    // is not what the endpoint trusts (the signature is), and is outside the signed path.
+    URL url = base.resolve(key == null ? path
+        : path + "?user.name=" + URLEncoder.encode(user, StandardCharsets.UTF_8)).toURL();
     byte[] bytes = body == null ? new byte[0] : body.getBytes(StandardCharsets.UTF_8);
     HttpURLConnection connection;
     if (key == null) {

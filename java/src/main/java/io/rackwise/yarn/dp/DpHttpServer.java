@@ -25,6 +25,7 @@ import javax.servlet.http.HttpServletRequest;
 import javax.servlet.http.HttpServletResponse;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.http.HttpServer2;
+import org.apache.hadoop.security.AuthenticationFilterInitializer;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.authorize.AccessControlList;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -34,9 +35,9 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Dynamic Priority's user and admin endpoint, on Hadoop's {@link HttpServer2}: HTTPS when the
- * cluster's {@code yarn.http.policy} asks for it (with the RM's ssl-server.xml), and SPNEGO on
- * a Kerberos cluster, where the caller is who Kerberos says. Without Kerberos every request is
- * signed with the caller's key from the ACL file ({@link DpSignature}); a signature must be
+ * cluster's {@code yarn.http.policy} asks for it (with the RM's ssl-server.xml), and SPNEGO
+ * where the cluster's HTTP authentication is Kerberos ({@link #spnego}), the caller then being
+ * who Kerberos says. Otherwise every request is signed with the caller's key from the ACL file ({@link DpSignature}); a signature must be
  * fresh (its timestamp within the window of the RM's clock) and newer than the caller's last
  * accepted one, so that a captured request cannot be replayed.
  *
@@ -76,7 +77,7 @@ public final class DpHttpServer {
     URI endpoint = URI.create((https ? "https://" : "http://") + settings.host() + ":"
         + settings.port());
     HttpServer2.Builder builder = new HttpServer2.Builder().setName("rackwise-dp")
-        .setConf(conf).addEndpoint(endpoint).setFindPort(false)
+        .setConf(serverConf(conf)).addEndpoint(endpoint).setFindPort(false)
         .setSecurityEnabled(UserGroupInformation.isSecurityEnabled())
         .setUsernameConfKey(YarnConfiguration.RM_WEBAPP_SPNEGO_USER_NAME_KEY)
         .setKeytabConfKey(YarnConfiguration.RM_WEBAPP_SPNEGO_KEYTAB_FILE_KEY);
@@ -85,8 +86,7 @@ public final class DpHttpServer {
     }
     HttpServer2 server = builder.build();
     server.setAttribute(ENDPOINT_ATTRIBUTE, new Endpoint(settings, conf, markets, clock));
-    // requireAuth: on a Kerberos cluster HttpServer2 puts its SPNEGO filter before the servlet.
-    server.addInternalServlet("rackwise-dp", PATH + "/*", Servlet.class, true);
+    server.addInternalServlet("rackwise-dp", PATH + "/*", Servlet.class);
     try {
       server.start();
     } catch (IOException e) {
@@ -95,9 +95,44 @@ public final class DpHttpServer {
     }
     DpHttpServer started = new DpHttpServer(server);
     LOG.info("Dynamic Priority endpoint at {}://{}:{}{} ({})", https ? "https" : "http",
-        settings.host(), started.port(), PATH, UserGroupInformation.isSecurityEnabled()
+        settings.host(), started.port(), PATH, spnego(conf)
             ? "Kerberos (SPNEGO)" : "requests signed with the keys of " + settings.aclFile());
     return started;
+  }
+
+  /**
+   * Whether HttpServer2 authenticates callers with SPNEGO: on a Kerberos cluster whose HTTP
+   * authentication ({@value #HTTP_AUTH_TYPE}) is not {@code simple}, HttpServer2's rule. Only
+   * then is the request's user trusted: with {@code simple} it is a static user or whatever
+   * the {@code user.name} parameter claims.
+   */
+  static boolean spnego(Configuration conf) {
+    return UserGroupInformation.isSecurityEnabled()
+        && !"simple".equals(conf.getTrimmed(HTTP_AUTH_TYPE, "simple"));
+  }
+
+  static final String HTTP_AUTH_TYPE = "hadoop.http.authentication.type";
+
+  /**
+   * The server's configuration: the RM's, with Hadoop's {@link AuthenticationFilterInitializer}
+   * among the filter initializers when {@link #spnego} holds and none is there yet. HttpServer2
+   * (3.4) maps no SPNEGO filter to a servlet by itself; the initializer puts one on every path,
+   * configured by the cluster's {@code hadoop.http.authentication.*} keys (principal, keytab,
+   * cookie and signature settings), as on the daemons' own web UIs.
+   */
+  private static Configuration serverConf(Configuration conf) {
+    Configuration serverConf = new Configuration(conf);
+    if (spnego(conf)) {
+      String[] initializers = conf.getTrimmedStrings(HttpServer2.FILTER_INITIALIZER_PROPERTY);
+      boolean authenticating = java.util.Arrays.stream(initializers)
+          .anyMatch(name -> name.endsWith("AuthenticationFilterInitializer"));
+      if (!authenticating) {
+        String[] added = java.util.Arrays.copyOf(initializers, initializers.length + 1);
+        added[initializers.length] = AuthenticationFilterInitializer.class.getName();
+        serverConf.setStrings(HttpServer2.FILTER_INITIALIZER_PROPERTY, added);
+      }
+    }
+    return serverConf;
   }
 
   /** The port it listens on. */
@@ -166,7 +201,7 @@ public final class DpHttpServer {
       this.settings = settings;
       this.markets = markets;
       this.clock = clock;
-      this.kerberos = UserGroupInformation.isSecurityEnabled();
+      this.kerberos = spnego(conf);
       this.aclFile = settings.aclFile() == null ? null : new DpAclFile(settings.aclFile());
       AccessControlList acl = new AccessControlList(conf.get(YarnConfiguration.YARN_ADMIN_ACL,
           YarnConfiguration.DEFAULT_YARN_ADMIN_ACL));
@@ -179,7 +214,8 @@ public final class DpHttpServer {
         this.adminAcl = acl;
       }
       if (!kerberos && aclFile == null) {
-        LOG.warn("Dynamic Priority endpoint: no Kerberos and no {}, so every request is refused",
+        LOG.warn("Dynamic Priority endpoint: the HTTP authentication ({}) is not Kerberos and "
+            + "{} is not set, so every request is refused", HTTP_AUTH_TYPE,
             ShimSettings.DP_ACL_FILE);
       }
     }
@@ -222,15 +258,16 @@ public final class DpHttpServer {
       if (kerberos) {
         String user = request.getRemoteUser();
         if (user == null) {
-          throw new Refusal(401, "Authorization", "", "this cluster uses Kerberos and the "
-              + "request carries no SPNEGO authentication");
+          throw new Refusal(401, "Authorization", "", "this cluster's HTTP authentication is "
+              + "Kerberos and the request carries no SPNEGO authentication");
         }
         return new Caller(user, isAdmin(user, aclFile == null ? Optional.empty()
             : aclFile.user(user)));
       }
       if (aclFile == null) {
-        throw new Refusal(401, ShimSettings.DP_ACL_FILE, "", "the cluster has no Kerberos and "
-            + "the ResourceManager no ACL file of keys, so no caller can be authenticated");
+        throw new Refusal(401, ShimSettings.DP_ACL_FILE, "", "the cluster's HTTP "
+            + "authentication is not Kerberos and the ResourceManager has no ACL file of keys, "
+            + "so no caller can be authenticated");
       }
       String user = header(request, DpSignature.USER_HEADER);
       String rawTimestamp = header(request, DpSignature.TIMESTAMP_HEADER);
