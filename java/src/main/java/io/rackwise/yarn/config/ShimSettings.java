@@ -49,7 +49,7 @@ public final class ShimSettings {
   public static final String DP_HTTP_PORT = PREFIX + "dp.http.port";
   /** Address the endpoint binds to. */
   public static final String DP_HTTP_HOST = PREFIX + "dp.http.host";
-  /** The users' keys and roles for signed requests on a cluster without Kerberos. */
+  /** The users' keys and roles for signed requests where HTTP authentication is not Kerberos. */
   public static final String DP_ACL_FILE = PREFIX + "dp.acl-file";
   /** How far a signed request's timestamp may lie from the RM's clock. */
   public static final String DP_SIGNATURE_WINDOW_MS = PREFIX + "dp.signature-window-ms";

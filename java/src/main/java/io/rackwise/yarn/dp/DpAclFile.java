@@ -12,9 +12,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The users allowed to sign Dynamic Priority requests on a cluster without Kerberos: a text file
- * of lines {@code <user> <role> <key>} ({@code role} is {@code user} or {@code admin}; the key
- * at least {@value #MIN_KEY_LENGTH} characters without spaces; blank lines and lines starting
+ * The users allowed to sign Dynamic Priority requests where HTTP authentication is not Kerberos:
+ * a text file of lines {@code <user> <role> <key>} ({@code role} is {@code user} or {@code
+ * admin}; the key at least {@value #MIN_KEY_LENGTH} characters without spaces; blank lines and lines starting
  * with {@code #} are ignored). It is read again whenever its content changes, on the endpoint's
  * threads only; a file with a bad line is refused whole, naming the line, and the last good one
  * stays in force.

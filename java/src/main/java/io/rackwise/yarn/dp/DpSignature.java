@@ -9,8 +9,8 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * The signature of a Dynamic Priority request on a cluster without Kerberos: HMAC-SHA256, keyed
- * with the user's key from the ACL file, over the canonical string
+ * The signature of a Dynamic Priority request where HTTP authentication is not Kerberos:
+ * HMAC-SHA256, keyed with the user's key from the ACL file, over the canonical string
  *
  * <pre>
  * RACKWISE-DP-HMAC-SHA256 \n METHOD \n PATH \n USER \n TIMESTAMP \n BODY
