@@ -43,8 +43,16 @@ public final class DpCli {
   private DpCli() {
   }
 
-  public static void main(String[] args) throws Exception {
-    System.exit(run(args, new YarnConfiguration(), System.out, System.err));
+  public static void main(String[] args) {
+    int status;
+    try {
+      status = run(args, new YarnConfiguration(), System.out, System.err);
+    } catch (IOException | IllegalArgumentException e) {
+      // No endpoint answered, no key file, no port configured: the message says which.
+      System.err.println(e.getMessage());
+      status = 1;
+    }
+    System.exit(status);
   }
 
   /** Runs one command; returns the exit status. */
