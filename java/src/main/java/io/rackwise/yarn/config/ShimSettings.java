@@ -14,7 +14,8 @@ import org.apache.hadoop.fs.FileSystem;
 
 /**
  * The yarn-site.xml keys read by the Java shim itself: those under
- * {@code yarn.scheduler.rackwise.native.}, {@code .state.}, {@code .stats.} and {@code .feed.},
+ * {@code yarn.scheduler.rackwise.native.}, {@code .state.}, {@code .stats.}, {@code .feed.} and
+ * {@code .dp.},
  * each parsed and validated here only. Every other
  * {@code yarn.scheduler.rackwise.*} key belongs to the native core, which owns its defaults and
  * validation (see {@link #coreSettings}); splitting by prefix means each key is parsed in exactly
@@ -41,13 +42,26 @@ public final class ShimSettings {
   public static final String FEED_FILE = PREFIX + "feed.file";
   public static final String FEED_POLL_INTERVAL_MS = PREFIX + "feed.poll-interval-ms";
 
-  private static final List<String> SHIM_PREFIXES =
-      List.of(PREFIX + "native.", PREFIX + "state.", PREFIX + "stats.", PREFIX + "feed.");
+  /**
+   * Port of Dynamic Priority's HTTP endpoint; unset or -1: no endpoint, 0: any free port (the
+   * log names it).
+   */
+  public static final String DP_HTTP_PORT = PREFIX + "dp.http.port";
+  /** Address the endpoint binds to. */
+  public static final String DP_HTTP_HOST = PREFIX + "dp.http.host";
+  /** The users' keys and roles for signed requests where HTTP authentication is not Kerberos. */
+  public static final String DP_ACL_FILE = PREFIX + "dp.acl-file";
+  /** How far a signed request's timestamp may lie from the RM's clock. */
+  public static final String DP_SIGNATURE_WINDOW_MS = PREFIX + "dp.signature-window-ms";
+
+  private static final List<String> SHIM_PREFIXES = List.of(PREFIX + "native.",
+      PREFIX + "state.", PREFIX + "stats.", PREFIX + "feed.", PREFIX + "dp.");
 
   /** Every key the shim reads: a key under one of its prefixes that is none of these is unknown. */
   private static final List<String> SHIM_KEYS = List.of(NATIVE_REQUIRED, STATE_DIR,
       STATE_FLUSH_INTERVAL_MS, STATE_LEARNED_MAX_ENTRIES, STATS_ENABLED, STATS_POLL_INTERVAL_MS,
-      STATS_TIMEOUT_MS, FEED_FILE, FEED_POLL_INTERVAL_MS);
+      STATS_TIMEOUT_MS, FEED_FILE, FEED_POLL_INTERVAL_MS, DP_HTTP_PORT, DP_HTTP_HOST,
+      DP_ACL_FILE, DP_SIGNATURE_WINDOW_MS);
 
   private final boolean nativeRequired;
   private final org.apache.hadoop.fs.Path stateDir;
@@ -58,10 +72,23 @@ public final class ShimSettings {
   private final int statsTimeoutMs;
   private final Path feedFile;
   private final long feedPollIntervalMs;
+  private final DpHttp dpHttp;
+
+  /**
+   * Dynamic Priority's HTTP endpoint.
+   *
+   * @param port -1: no endpoint; 0: any free port
+   * @param aclFile the signed-request keys, or null when none is configured
+   */
+  public record DpHttp(int port, String host, Path aclFile, long signatureWindowMs) {
+    public boolean enabled() {
+      return port >= 0;
+    }
+  }
 
   private ShimSettings(boolean nativeRequired, org.apache.hadoop.fs.Path stateDir, long stateFlushIntervalMs,
       int learnedMaxEntries, boolean statsEnabled, long statsPollIntervalMs, int statsTimeoutMs,
-      Path feedFile, long feedPollIntervalMs) {
+      Path feedFile, long feedPollIntervalMs, DpHttp dpHttp) {
     this.nativeRequired = nativeRequired;
     this.stateDir = stateDir;
     this.stateFlushIntervalMs = stateFlushIntervalMs;
@@ -71,6 +98,7 @@ public final class ShimSettings {
     this.statsTimeoutMs = statsTimeoutMs;
     this.feedFile = feedFile;
     this.feedPollIntervalMs = feedPollIntervalMs;
+    this.dpHttp = dpHttp;
   }
 
   /** Reads and validates the shim's keys, reporting every bad one at once. */
@@ -87,12 +115,13 @@ public final class ShimSettings {
     long feedInterval = parsePositiveLong(conf, FEED_POLL_INTERVAL_MS, 1000, problems);
     org.apache.hadoop.fs.Path dir = parseStateDir(conf, problems);
     String feed = conf.getTrimmed(FEED_FILE, "");
+    DpHttp dpHttp = parseDpHttp(conf, problems);
     if (!problems.isEmpty()) {
       throw RackwiseConfigException.of(problems);
     }
     return new ShimSettings(required, dir, flushInterval,
         maxEntries, stats, interval, timeout, feed.isEmpty() ? null : Paths.get(feed),
-        feedInterval);
+        feedInterval, dpHttp);
   }
 
   /**
@@ -107,6 +136,27 @@ public final class ShimSettings {
       }
     }
     return core;
+  }
+
+  private static DpHttp parseDpHttp(Configuration conf, List<String> problems) {
+    String rawPort = conf.getTrimmed(DP_HTTP_PORT, "");
+    int port = -1;
+    if (!rawPort.isEmpty()) {
+      try {
+        port = Integer.parseInt(rawPort);
+      } catch (NumberFormatException e) {
+        port = Integer.MIN_VALUE;
+      }
+      if (port < -1 || port > 65535) {
+        problems.add(DP_HTTP_PORT + ": value '" + rawPort + "' must be a port from 0 to 65535 "
+            + "(0: any free port), or -1 for no endpoint");
+        port = -1;
+      }
+    }
+    String acl = conf.getTrimmed(DP_ACL_FILE, "");
+    long window = parsePositiveLong(conf, DP_SIGNATURE_WINDOW_MS, 300_000, problems);
+    return new DpHttp(port, conf.getTrimmed(DP_HTTP_HOST, "0.0.0.0"),
+        acl.isEmpty() ? null : Paths.get(acl), window);
   }
 
   /**
@@ -245,5 +295,9 @@ public final class ShimSettings {
 
   public long feedPollIntervalMs() {
     return feedPollIntervalMs;
+  }
+
+  public DpHttp dpHttp() {
+    return dpHttp;
   }
 }

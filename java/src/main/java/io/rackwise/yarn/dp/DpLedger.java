@@ -161,39 +161,97 @@ public final class DpLedger {
    */
   public void set(String queue, double budget, double spending, String by)
       throws IOException {
-    check(queue, budget, spending);
-    ObjectNode record = JSON.createObjectNode().put("kind", "set").put("by", by);
-    ArrayNode accounts = record.putArray("accounts");
-    accounts.addObject().put("queue", queue).put("budget", budget).put("spending", spending);
+    Balance balance = new Balance(budget, spending);
+    writeChange(queue, balance, by, null);
+    apply(queue, balance, balance, by, null);
+  }
+
+  /**
+   * Makes the record of an account change durable, waiting for the writer (an admin's or a
+   * user's call, never the offer path); the change is not in force until {@link #apply}.
+   *
+   * @param by who made the change
+   * @param change what was asked, in words (e.g. {@code budget +50}), or null; both are kept in
+   *     the journal record ({@code "by"}, {@code "change"}), which replay does not need
+   * @throws IllegalArgumentException a value is refused by {@link #check}; nothing is written
+   * @throws IOException the record could not be made durable
+   */
+  public void writeChange(String queue, Balance after, String by, String change)
+      throws IOException {
+    check(queue, after.budget(), after.spending());
+    ObjectNode record = changeRecord(queue, after, by, change);
     if (writer == null) {
       write(record);
-    } else {
-      Future<?> durable;
-      synchronized (this) {
+      return;
+    }
+    Future<?> durable;
+    synchronized (this) {
+      try {
+        durable = writer.submit(() -> {
+          write(record);
+          return null;
+        });
+      } catch (RejectedExecutionException e) {
+        throw new IOException("Dynamic Priority ledger " + journal.path() + " is closed; "
+            + "the account of " + queue + " is not set", e);
+      }
+    }
+    try {
+      durable.get();
+    } catch (ExecutionException e) {
+      throw new IOException("Dynamic Priority ledger " + journal.path() + ": the account of "
+          + queue + " is not set: " + e.getCause(), e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while setting the Dynamic Priority account of "
+          + queue + "; it is set if and when its record reaches " + journal.path(), e);
+    }
+  }
+
+  /**
+   * Puts in force a change whose record {@link #writeChange} made durable. When an interval
+   * closed between that write and now and moved the balance, the caller makes the change again
+   * on the moved balance: {@code inForce} then differs from {@code written} and gets a record
+   * of its own, queued like an interval's (never waited for, as the caller holds the
+   * scheduler's lock so that no interval closes meanwhile).
+   */
+  public synchronized void apply(String queue, Balance written, Balance inForce, String by,
+      String change) {
+    if (!inForce.equals(written)) {
+      ObjectNode record = changeRecord(queue, inForce, by, change).put("redone", true);
+      Runnable write = () -> {
         try {
-          durable = writer.submit(() -> {
-            write(record);
-            return null;
-          });
+          write(record);
+        } catch (IOException e) {
+          ObjectNode line = (ObjectNode) record.get("accounts").get(0);
+          unwritten.put(queue, line);
+          LOG.error("Dynamic Priority ledger {}: cannot write the change of {} by {} made again "
+              + "on a balance an interval moved ({}); it rides along with the next record",
+              journal.path(), queue, by, e.toString());
+        }
+      };
+      if (writer == null) {
+        write.run();
+      } else {
+        try {
+          writer.execute(write);
         } catch (RejectedExecutionException e) {
-          throw new IOException("Dynamic Priority ledger " + journal.path() + " is closed; "
-              + "the account of " + queue + " is not set", e);
+          LOG.error("Dynamic Priority ledger {} is closed: the change of {} by {} made again on "
+              + "a moved balance is not written", journal.path(), queue, by);
         }
       }
-      try {
-        durable.get();
-      } catch (ExecutionException e) {
-        throw new IOException("Dynamic Priority ledger " + journal.path() + ": the account of "
-            + queue + " is not set: " + e.getCause(), e.getCause());
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IOException("interrupted while setting the Dynamic Priority account of "
-            + queue + "; it is set if and when its record reaches " + journal.path(), e);
-      }
     }
-    synchronized (this) {
-      balances.put(queue, new Balance(budget, spending));
+    balances.put(queue, inForce);
+  }
+
+  private static ObjectNode changeRecord(String queue, Balance after, String by, String change) {
+    ObjectNode record = JSON.createObjectNode().put("kind", "set").put("by", by);
+    if (change != null) {
+      record.put("change", change);
     }
+    record.putArray("accounts").addObject().put("queue", queue).put("budget", after.budget())
+        .put("spending", after.spending());
+    return record;
   }
 
   /**
@@ -244,6 +302,11 @@ public final class DpLedger {
    */
   public long lastRecord() {
     return lastRecord;
+  }
+
+  /** Each market's latest interval closed by this process, by market. */
+  public synchronized Map<String, MarketInterval> latestIntervals() {
+    return Map.copyOf(latest);
   }
 
   /** The market's latest interval closed by this process, if any. */

@@ -10,7 +10,9 @@ import io.rackwise.yarn.config.AllocationFileExtensions;
 import io.rackwise.yarn.config.AllocationFileExtensions.QueueExtension;
 import io.rackwise.yarn.config.RackwiseConfigException;
 import io.rackwise.yarn.config.ShimSettings;
+import io.rackwise.yarn.dp.DpHttpServer;
 import io.rackwise.yarn.dp.DpLedger;
+import io.rackwise.yarn.dp.DpMarkets;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
 import io.rackwise.yarn.nativecore.NativeEngine;
 import io.rackwise.yarn.netsat.NetworkLoadFeed;
@@ -29,7 +31,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.UnaryOperator;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
 import org.apache.hadoop.util.VersionInfo;
@@ -79,6 +83,13 @@ import org.slf4j.LoggerFactory;
 public class RackwiseFairScheduler extends FairScheduler {
   private static final Logger LOG = LoggerFactory.getLogger(RackwiseFairScheduler.class);
 
+  /**
+   * What a child starts with when its market's allocation file sets neither {@code <budget>}
+   * nor {@code <spending>}: the core's declared defaults (native/rackwise-core/src/policy/dp/
+   * mod.rs), which a change to an account-less queue must start from as the core would.
+   */
+  private static final DpLedger.Balance DP_CHILD_START = new DpLedger.Balance(0, 1);
+
   private ShimSettings shimSettings;
   private Configuration rackwiseConf;
   private RackwiseMetrics metrics;
@@ -100,6 +111,15 @@ public class RackwiseFairScheduler extends FairScheduler {
    * with the core (in the state directory when one is set).
    */
   private volatile DpLedger dpLedger;
+  /**
+   * Each Dynamic Priority market (a parent marked {@code dp}) with the account a child of it
+   * starts with, as the allocation file the core last accepted says.
+   */
+  private volatile Map<String, DpLedger.Balance> dpMarkets = Map.of();
+  /** The allocation file's queues as last parsed, kept in {@link #dpMarkets} once accepted. */
+  private List<QueueExtension> parsedQueues = Collections.emptyList();
+  /** Dynamic Priority's HTTP endpoint while this RM is active, or null when it has none. */
+  private DpHttpServer dpHttp;
   /** The plan of the offer being served; read and written only under the scheduler write lock. */
   private OfferPlan currentPlan;
   /** The MapReduce apps: the only ones whose asks the core is told (it steers no other). */
@@ -162,6 +182,7 @@ public class RackwiseFairScheduler extends FairScheduler {
       ledger.balances().forEach((queue, balance) ->
           started.account(queue, balance.budget(), balance.spending()));
       dpLedger = ledger;
+      followDpMarkets();
     } catch (RackwiseConfigException | IOException e) {
       throw new YarnRuntimeException("Rackwise cannot start: " + e.getMessage(), e);
     }
@@ -183,10 +204,19 @@ public class RackwiseFairScheduler extends FairScheduler {
     return started;
   }
 
+  /**
+   * The scheduler service runs only while this RM is the active one (an HA standby stops it on
+   * the transition), and so does the endpoint: a standby never answers with budgets the active
+   * RM is changing.
+   */
   @Override
   public void serviceStart() throws Exception {
     core();
     super.serviceStart();
+    if (shimSettings.dpHttp().enabled()) {
+      dpHttp = DpHttpServer.start(shimSettings.dpHttp(), rackwiseConf,
+          new DpMarketsView(this));
+    }
     history.start();
     if (poller != null) {
       poller.start();
@@ -198,6 +228,11 @@ public class RackwiseFairScheduler extends FairScheduler {
 
   @Override
   public void serviceStop() throws Exception {
+    if (dpHttp != null) {
+      // First: no change is accepted once the core and the ledger stop.
+      dpHttp.stop();
+      dpHttp = null;
+    }
     if (poller != null) {
       poller.stop();
     }
@@ -724,9 +759,76 @@ public class RackwiseFairScheduler extends FairScheduler {
    */
   public void setDpAccount(String queue, double budget, double spending, String by)
       throws IOException {
+    changeDpAccount(queue, current -> new DpLedger.Balance(budget, spending), by, null);
+  }
+
+  /**
+   * Changes a Dynamic Priority budget queue's account from the balance in force. The change is
+   * made durable first, outside the scheduler's lock (the file system may be slow); then, under
+   * the lock, so that no interval closes meanwhile, it is made again on the balance in force if
+   * an interval moved it since, and handed to the core, which takes it before its next close.
+   *
+   * @param change the new balance from the one in force
+   * @param what the change in words, for the ledger; null when it is a plain set
+   * @return the balance in force after the change
+   * @throws IllegalArgumentException the new balance is refused; nothing is set
+   * @throws IOException the ledger could not record it; nothing is set
+   */
+  DpLedger.Balance changeDpAccount(String queue, UnaryOperator<DpLedger.Balance> change,
+      String by, String what) throws IOException {
     DecisionCore started = core();
-    dpLedger.set(queue, budget, spending, by);
-    started.account(queue, budget, spending);
+    DpLedger.Balance before = dpAccount(queue);
+    DpLedger.Balance written = change.apply(before);
+    dpLedger.writeChange(queue, written, by, what);
+    writeLock.lock();
+    try {
+      DpLedger.Balance now = dpAccount(queue);
+      DpLedger.Balance inForce = now.equals(before) ? written : change.apply(now);
+      dpLedger.apply(queue, written, inForce, by, what);
+      started.account(queue, inForce.budget(), inForce.spending());
+      return inForce;
+    } finally {
+      writeLock.unlock();
+    }
+  }
+
+  /**
+   * A budget queue's account in force: the ledger's, or for a queue without one yet, what its
+   * market starts a child with.
+   */
+  DpLedger.Balance dpAccount(String queue) {
+    return dpLedger.balance(queue).orElseGet(() -> {
+      String market = queue.contains(".") ? queue.substring(0, queue.lastIndexOf('.')) : "";
+      return dpMarkets.getOrDefault(market, DP_CHILD_START);
+    });
+  }
+
+  /** The port Dynamic Priority's endpoint listens on while this RM is active. */
+  int dpHttpPort() {
+    return dpHttp.port();
+  }
+
+  /** The markets of the allocation file the core last accepted. */
+  Map<String, DpLedger.Balance> dpMarkets() {
+    return dpMarkets;
+  }
+
+  private void followDpMarkets() {
+    Map<String, DpLedger.Balance> markets = new TreeMap<>();
+    for (QueueExtension queue : parsedQueues) {
+      Map<String, String> elements = queue.rackwise();
+      if (elements != null && "dp".equals(elements.get("policy"))) {
+        markets.put(queue.queue(), new DpLedger.Balance(
+            number(elements.get("budget"), DP_CHILD_START.budget()),
+            number(elements.get("spending"), DP_CHILD_START.spending())));
+      }
+    }
+    dpMarkets = Map.copyOf(markets);
+  }
+
+  /** An element the core has accepted (so it parses), or the default when it is absent. */
+  private static double number(String element, double absent) {
+    return element == null ? absent : Double.parseDouble(element.trim());
   }
 
   /** Dynamic Priority's accounts as of the last closed interval or admin change. */
@@ -772,6 +874,7 @@ public class RackwiseFairScheduler extends FairScheduler {
     followedAllocations = current;
     try {
       core().reconfigure(engineConfig(rackwiseConf, Collections.emptyList()));
+      followDpMarkets();
       LOG.info("Rackwise configuration reloaded");
     } catch (RackwiseConfigException | IOException e) {
       LOG.error("Rackwise configuration reload refused; the previous configuration stays in "
@@ -795,6 +898,7 @@ public class RackwiseFairScheduler extends FairScheduler {
         queues = AllocationFileExtensions.parse(in, source);
       }
     }
+    parsedQueues = queues;
     return WireCodec.engineConfig(ShimSettings.coreSettings(conf), queues, learned,
         shimSettings.learnedMaxEntries(), source, getMinimumResourceCapability());
   }

@@ -38,7 +38,8 @@ class UnknownKeysTest {
             Map.of("yarn.scheduler.rackwise.native.required", "true",
                 "yarn.scheduler.rackwise.netsat.treshold", "0.7",
                 "yarn.scheduler.rackwise.stats.poll-intervall-ms", "900",
-                "yarn.scheduler.rackwise.feed.unrelated-thing", "x"),
+                "yarn.scheduler.rackwise.feed.unrelated-thing", "x",
+                "yarn.scheduler.rackwise.dp.http.prot", "8090"),
             ONE_RACK, workDir)) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
       assertTrue(scheduler.isNativeActive());
@@ -53,6 +54,9 @@ class UnknownKeysTest {
       assertTrue(shim.stream().anyMatch(m -> m.startsWith(
           "unknown setting yarn.scheduler.rackwise.stats.poll-intervall-ms=900 is ignored (did "
               + "you mean yarn.scheduler.rackwise.stats.poll-interval-ms?)")), shim.toString());
+      assertTrue(shim.stream().anyMatch(m -> m.startsWith(
+          "unknown setting yarn.scheduler.rackwise.dp.http.prot=8090 is ignored (did you mean "
+              + "yarn.scheduler.rackwise.dp.http.port?)")), shim.toString());
       assertTrue(shim.stream().anyMatch(m -> m.startsWith(
           "unknown setting yarn.scheduler.rackwise.feed.unrelated-thing=x is ignored; Rackwise "
               + "shim keys are: yarn.scheduler.rackwise.native.required")),
