@@ -334,7 +334,7 @@ impl Policy for Drmjs {
             }
             match kind {
                 TaskKind::Map => map_entries(turn, entries),
-                _ => reduce_entries(turn, entries),
+                _ => reduce_entries(turn, params, board, here, &size, entries),
             }
         }
     }
@@ -367,13 +367,23 @@ fn held_for_better_node(
     kind: TaskKind,
     size: &Resources,
 ) -> bool {
-    if here.standing(kind).class != Class::Low {
-        return false;
-    }
+    here.standing(kind).class == Class::Low
+        && room_from_class(turn, board, kind, Class::Medium, size)
+}
+
+/// Whether a node whose class for `kind` is `class` or better has room for a container of
+/// `size`.
+fn room_from_class(
+    turn: &Turn,
+    board: &Board,
+    kind: TaskKind,
+    class: Class,
+    size: &Resources,
+) -> bool {
     let state = turn.context.state;
     board
         .ranked(kind)
-        .take_while(|other| other.standing(kind).class > Class::Low)
+        .take_while(|other| other.standing(kind).class >= class)
         .any(|other| {
             state.nodes.get(&other.node).is_some_and(|node| {
                 has_room(
@@ -432,9 +442,58 @@ fn map_entries(turn: &Turn, entries: &mut Vec<PlanEntry>) {
     }
 }
 
-/// The queue's reduces by job arrival.
-fn reduce_entries(turn: &Turn, entries: &mut Vec<PlanEntry>) {
-    for candidate in turn.candidates {
+/// The input size class of each candidate's reduces (the thesis' Table 3.1), `None` for a
+/// candidate without pending reduces: its predicted input per reduce relative to the largest
+/// among the queue's candidates, classed by the queue's boundaries as node scores are.
+fn reduce_size_classes(turn: &Turn, params: &Params) -> Vec<Option<Class>> {
+    let default_map_input_bytes = turn.context.settings.default_map_input_bytes;
+    let inputs: Vec<Option<f64>> = turn
+        .candidates
+        .iter()
+        .map(|candidate| {
+            (candidate.app.pending(TaskKind::Reduce) > 0).then(|| {
+                candidate
+                    .app
+                    .predicted_reduce_input_bytes(default_map_input_bytes)
+            })
+        })
+        .collect();
+    let largest = inputs.iter().flatten().copied().fold(0.0, f64::max);
+    inputs
+        .iter()
+        .map(|input| {
+            input.map(|bytes| {
+                if largest > 0.0 {
+                    params.classes.of(bytes / largest)
+                } else {
+                    Class::Low
+                }
+            })
+        })
+        .collect()
+}
+
+/// The queue's reduces by job arrival. Reduces go by input size class onto nodes of the same or
+/// better reduce class: a job whose reduces are in a class above this node's is left out while
+/// a node of its class or better has room for a reduce.
+fn reduce_entries(
+    turn: &Turn,
+    params: &Params,
+    board: &Board,
+    here: &NodeScore,
+    size: &Resources,
+    entries: &mut Vec<PlanEntry>,
+) {
+    let size_classes = reduce_size_classes(turn, params);
+    for (candidate, size_class) in turn.candidates.iter().zip(size_classes) {
+        let Some(size_class) = size_class else {
+            continue;
+        };
+        if size_class > here.reduce.class
+            && room_from_class(turn, board, TaskKind::Reduce, size_class, size)
+        {
+            continue;
+        }
         for ask in candidate.app.asks.values() {
             if TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Reduce {
                 entries.push(PlanEntry {
