@@ -410,3 +410,30 @@ fn a_jobs_large_reduces_go_to_nodes_of_their_class_while_one_has_room() {
     let full = env.offer_reporting(1, 4, half_busy());
     assert_eq!(ranking(&full, QUEUE), ["big:10:any", "small:10:any"]);
 }
+
+#[test]
+fn the_scores_and_their_inputs_go_with_the_response_at_most_once_per_interval() {
+    let mut env = drmjs_env(&[], &[]);
+    slow_maps_on_node_four(&mut env);
+    pending_job(&mut env);
+    let first = env.offer_reporting(1, 4, half_busy());
+    assert_eq!(first.node_scores.len(), 4, "{:?}", first.node_scores);
+    let slow = first
+        .node_scores
+        .iter()
+        .find(|score| score.node == node(1, 4))
+        .expect("r1n4 reported");
+    assert_eq!(slow.queue, QUEUE);
+    assert_close(slow.cpu_speed, 1.0, "relative speed of r1n4");
+    assert_close(slow.cpu_free, 0.5, "free CPU of r1n4");
+    assert_close(slow.disk, 0.2, "disk term of r1n4");
+    assert!(!slow.disk_from_feed, "no feed: the observed slowdown");
+    assert_close(slow.map_influence, 0.2, "map_inf of r1n4");
+    assert_close(slow.map_score, 0.3, "MPS of r1n4");
+    assert_eq!(slow.map_class, Class::Low);
+    assert_eq!(slow.reduce_class, Class::High);
+    // Within the interval nothing is sent again; after it, every node is.
+    assert!(env.offer(1, 1).node_scores.is_empty());
+    env.now_ms += 10_000;
+    assert_eq!(env.offer(1, 1).node_scores.len(), 4);
+}

@@ -15,10 +15,10 @@ pub mod scores;
 
 use crate::mapreduce::TaskKind;
 use crate::policy::{containers_fitting, Context, Policy, Turn};
-use crate::protocol::{Locality, PlanEntry, Resources};
+use crate::protocol::{Locality, NodeScoreReport, PlanEntry, Resources};
 use crate::settings::{Declaration, Param, ParamProblem, ParamValues};
 use crate::state::Observation;
-use scores::{Board, Class, Latencies, NodeScore, MAX_INFLUENCE_TASKS};
+use scores::{Board, Class, Latencies, NodeScore, TermSource, MAX_INFLUENCE_TASKS};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -205,6 +205,8 @@ pub struct Drmjs {
     /// Map and reduce completions seen, so a board knows it is out of date.
     completions: u64,
     boards: BTreeMap<Arc<str>, Board>,
+    /// The scores logged since the last offer's response, for the shim's metrics.
+    published: Vec<NodeScoreReport>,
 }
 
 impl Drmjs {
@@ -245,6 +247,7 @@ impl Drmjs {
                 _ => {
                     for node in &board.nodes {
                         log_score(turn.queue, node);
+                        self.published.push(report(turn.queue, node));
                     }
                 }
             }
@@ -254,14 +257,36 @@ impl Drmjs {
     }
 }
 
+/// The same scores for the shim's metrics.
+fn report(queue: &str, node: &NodeScore) -> NodeScoreReport {
+    NodeScoreReport {
+        queue: queue.to_string(),
+        node: node.node.clone(),
+        cpu_speed: node.cpu_speed,
+        cpu_free: node.cpu_free,
+        disk: node.disk,
+        disk_from_feed: node.disk_source == TermSource::Feed,
+        net: node.net,
+        net_from_feed: node.net_source == TermSource::Feed,
+        map_influence: node.map_influence,
+        reduce_influence: node.reduce_influence,
+        map_score: node.map.score,
+        map_class: node.map.class,
+        reduce_score: node.reduce.score,
+        reduce_class: node.reduce.class,
+    }
+}
+
 /// The operator's view of a node's scores at a refresh: one line per node.
 fn log_score(queue: &str, node: &NodeScore) {
     log::info!(
-        "drmjs {queue} node {}: cpu={:.3} disk={:.3} ({:?}) net={:.3} ({:?}) map_inf={:.3} \
-         reduce_inf={:.3} MPS={:.3} ({:?}, rank position {:.2}) RPS={:.3} ({:?}, rank position \
-         {:.2})",
+        "drmjs {queue} node {}: cpu={:.3} (speed {:.3} x free {:.3}) disk={:.3} ({:?}) \
+         net={:.3} ({:?}) map_inf={:.3} reduce_inf={:.3} MPS={:.3} ({:?}, rank position {:.2}) \
+         RPS={:.3} ({:?}, rank position {:.2})",
         node.node.0,
         node.cpu,
+        node.cpu_speed,
+        node.cpu_free,
         node.disk,
         node.disk_source,
         node.net,
@@ -306,6 +331,10 @@ impl Policy for Drmjs {
             Observation::AppRemoved { app } => self.latencies.forget_job(app),
             _ => {}
         }
+    }
+
+    fn node_scores(&mut self) -> Vec<NodeScoreReport> {
+        std::mem::take(&mut self.published)
     }
 
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {

@@ -5,6 +5,7 @@ import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockR
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rackwise.yarn.metrics.DrmjsNodeScores;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -13,6 +14,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.function.Predicate;
+import org.apache.hadoop.metrics2.AbstractMetric;
+import org.apache.hadoop.metrics2.MetricsRecord;
+import org.apache.hadoop.metrics2.MetricsTag;
+import org.apache.hadoop.metrics2.impl.MetricsCollectorImpl;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ResourceUtilization;
@@ -75,6 +80,7 @@ class DrmjsSchedulerTest {
       }
       assertEquals(List.of(4L, 4L, 4L, 0L), mapsPerHost(second),
           "h4 (6 of 8 vcores busy, maps 5x slower) gets none of the maps while h1..h3 have room");
+      assertSlowNodeInMetrics(cluster.rackwise().getRackwiseMetrics().drmjsNodeScores());
 
       clock.tickMsec(10_000);
       complete(cluster, second, MAP, host -> true);
@@ -97,6 +103,45 @@ class DrmjsSchedulerTest {
       assertEquals(0, metrics.getFallbackOffers());
       assertEquals(List.of(), cluster.dispatcherFailures);
     }
+  }
+
+  /**
+   * The board behind that, as metrics2 publishes it: h4's CPU is 1 × (1 − 6/8) = 0.25, its
+   * map influence (and, without a feed, its disk term) 10 s / 20 s ÷ 50 s / 20 s = 0.2, so
+   * MPS = (0.25 + 0.2 + 0.2) / 3 against 1 on the other nodes: Low.
+   */
+  private static void assertSlowNodeInMetrics(DrmjsNodeScores scores) {
+    MetricsCollectorImpl collector = new MetricsCollectorImpl();
+    scores.getMetrics(collector, true);
+    Map<String, MetricsRecord> byNode = new LinkedHashMap<>();
+    for (MetricsRecord record : collector.getRecords()) {
+      assertEquals("root.dr", tag(record, "Queue"));
+      byNode.put(tag(record, "Node"), record);
+    }
+    assertEquals(Set.of("h1:1234", "h2:1234", "h3:1234", "h4:1234"), byNode.keySet());
+    MetricsRecord slow = byNode.get("h4:1234");
+    assertEquals("Low", tag(slow, "MapClass"));
+    assertEquals("High", tag(slow, "ReduceClass"));
+    assertEquals("Observed", tag(slow, "DiskSource"));
+    assertEquals(0.25, gauge(slow, "CpuFree"), 1e-9);
+    assertEquals(1.0, gauge(slow, "CpuSpeed"), 1e-9);
+    assertEquals(0.2, gauge(slow, "MapInfluence"), 1e-9);
+    assertEquals(0.65 / 3, gauge(slow, "MapScore"), 1e-9);
+    assertEquals("High", tag(byNode.get("h1:1234"), "MapClass"));
+  }
+
+  private static String tag(MetricsRecord record, String name) {
+    return record.tags().stream().filter(t -> t.name().equals(name)).findFirst()
+        .map(MetricsTag::value).orElse(null);
+  }
+
+  private static double gauge(MetricsRecord record, String name) {
+    for (AbstractMetric metric : record.metrics()) {
+      if (metric.name().equals(name)) {
+        return metric.value().doubleValue();
+      }
+    }
+    throw new AssertionError(name + " not in " + record);
   }
 
   /** The job's maps on h1..h4, in that order. */
