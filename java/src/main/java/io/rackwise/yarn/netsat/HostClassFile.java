@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
@@ -57,6 +58,7 @@ public final class HostClassFile implements AutoCloseable {
   private volatile List<Rule> rules = List.of();
   private FileTime lastRead;
   private boolean reportedMissing;
+  private final AtomicLong filesSent = new AtomicLong();
 
   /**
    * @param knownHosts the hosts of the cluster's nodes now, whose speeds are sent on each read
@@ -91,6 +93,11 @@ public final class HostClassFile implements AutoCloseable {
         return;
       }
     }
+  }
+
+  /** How many versions of the file were read and their speeds sent (counted once sent). */
+  public long filesSent() {
+    return filesSent.get();
   }
 
   /** The relative CPU speed of {@code host} by the last good rules. */
@@ -145,6 +152,7 @@ public final class HostClassFile implements AutoCloseable {
     }
     LOG.info("host-class file {}: {} rules read; speeds sent for the cluster's hosts", file,
         parsed.size());
+    filesSent.incrementAndGet();
     return true;
   }
 

@@ -355,6 +355,11 @@ public class RackwiseFairScheduler extends FairScheduler {
     return core();
   }
 
+  /** The operator's host-class file, or null when none is configured. */
+  HostClassFile hostClasses() {
+    return hostClasses;
+  }
+
   /** The operator's load feed, or null when none is configured. */
   NetworkLoadFeed feed() {
     return feed;

@@ -1,5 +1,6 @@
 package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 
+import static io.rackwise.yarn.testing.Waiting.awaitTrue;
 import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.MAP;
 import static org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.MockRackCluster.REDUCE;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -7,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rackwise.yarn.metrics.DrmjsNodeScores;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -102,6 +104,37 @@ class DrmjsSchedulerTest {
       assertEquals(0, metrics.getNativeFailures());
       assertEquals(0, metrics.getFallbackOffers());
       assertEquals(List.of(), cluster.dispatcherFailures);
+    }
+  }
+
+  /**
+   * The host-class file reaches the core's CPU term through the scheduler: h1 runs at 2, h3 and
+   * h4 at 0.5, h2 matches no rule (1). Relative to the fastest: 1, 0.5, 0.25, 0.25.
+   */
+  @Test
+  void theHostClassFileGivesEachNodeItsRelativeCpuSpeed() throws Exception {
+    Path hostClasses = workDir.resolve("host-classes");
+    Files.writeString(hostClasses, "# host or pattern  speed\nh1 2.0\nh[34] 0.5\n");
+    Map<String, List<String>> racks = Map.of("/r1", HOSTS);
+    String allocation = MockRackCluster.allocationFile(
+        "<queue name=\"dr\"><rackwise><policy>drmjs</policy></rackwise></queue>");
+    Map<String, String> settings = Map.of("yarn.scheduler.rackwise.native.required", "true",
+        "yarn.scheduler.rackwise.feed.host-class-file", hostClasses.toString(),
+        "yarn.scheduler.rackwise.feed.poll-interval-ms", "10");
+    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class, allocation,
+        settings, racks, workDir)) {
+      awaitTrue(() -> cluster.rackwise().hostClasses().filesSent() == 1,
+          "the host-class file is read");
+      MockRackCluster.Job job = cluster.submit("job", "dr", "alice", Set.of(), "h1");
+      cluster.ask(job, 4, HOSTS, 0);
+      cluster.heartbeat("h2", job);
+      DrmjsNodeScores scores = cluster.rackwise().getRackwiseMetrics().drmjsNodeScores();
+      List<Double> speeds = new ArrayList<>();
+      for (String host : HOSTS) {
+        speeds.add(scores.score("root.dr", host + ":1234").cpuSpeed());
+      }
+      assertEquals(List.of(1.0, 0.5, 0.25, 0.25), speeds);
+      assertEquals(0, cluster.rackwise().getRackwiseMetrics().getNativeFailures());
     }
   }
 
