@@ -124,6 +124,7 @@ impl Engine {
             logs: Vec::new(),
             queue_weights,
             intervals: self.policies.closed_intervals(),
+            node_scores: self.policies.node_scores(),
         }
     }
 }

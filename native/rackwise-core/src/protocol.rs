@@ -322,6 +322,44 @@ pub struct OfferResponse {
     /// out of the JSON, when none did.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<MarketInterval>,
+    /// DRMJS's per-node scores of the queues whose scores went to the log at this offer (at
+    /// most once per refresh interval per queue), for the shim's metrics; empty, and left out
+    /// of the JSON, otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_scores: Vec<NodeScoreReport>,
+}
+
+/// A node's performance class for one task kind: High, Medium or Low by its score relative to
+/// the best node's (DRMJS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum PerformanceClass {
+    Low,
+    Medium,
+    High,
+}
+
+/// One node's DRMJS scores in one queue and the inputs behind them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeScoreReport {
+    pub queue: String,
+    pub node: NodeId,
+    /// The host's CPU speed relative to the fastest node's (1 for the fastest).
+    pub cpu_speed: f64,
+    /// The free share of the node's CPU by its NodeManager's latest report (1 without one).
+    pub cpu_free: f64,
+    /// The disk term (map score) and network term (reduce score), each with whether it came
+    /// from the operator feed (else it is the node's observed slowdown).
+    pub disk: f64,
+    pub disk_from_feed: bool,
+    pub net: f64,
+    pub net_from_feed: bool,
+    pub map_influence: f64,
+    pub reduce_influence: f64,
+    pub map_score: f64,
+    pub map_class: PerformanceClass,
+    pub reduce_score: f64,
+    pub reduce_class: PerformanceClass,
 }
 
 /// One closed allocation interval of a Dynamic Priority market (a `dp` parent queue): what each

@@ -181,6 +181,19 @@ impl Job {
             .max(self.finished_reduces + self.running_reduces + pending_reduces)
     }
 
+    /// The job's map output, which its reduces will read: its shuffle ratio (measured from the
+    /// counters once maps completed, see `predictor`) × input per map × its maps. Once every map
+    /// completed this is the counters' own total.
+    pub fn predicted_map_output_bytes(
+        &self,
+        pending_maps: u32,
+        default_map_input_bytes: u64,
+    ) -> f64 {
+        self.estimate.ratio
+            * self.input_bytes_per_map(default_map_input_bytes)
+            * f64::from(self.known_maps(pending_maps))
+    }
+
     /// Input bytes of one map: measured mean once maps completed, else the configured block.
     pub fn input_bytes_per_map(&self, default_map_input_bytes: u64) -> f64 {
         if self.maps_completed > 0 && self.map_input_bytes > 0 {
@@ -252,6 +265,17 @@ impl App {
     /// AM ask (priority 0) is never touched.
     pub fn awaits_application_master(&self) -> bool {
         self.pending(TaskKind::ApplicationMaster) > 0
+    }
+
+    /// Input of one of the job's reduces: its predicted map output spread over its reduces.
+    pub fn predicted_reduce_input_bytes(&self, default_map_input_bytes: u64) -> f64 {
+        let reduces = self
+            .job
+            .known_reduces(self.pending(TaskKind::Reduce))
+            .max(1);
+        self.job
+            .predicted_map_output_bytes(self.pending(TaskKind::Map), default_map_input_bytes)
+            / f64::from(reduces)
     }
 
     pub fn pending_tasks(&self) -> u32 {

@@ -370,3 +370,70 @@ fn a_finished_jobs_latencies_count_until_its_samples_are_gone() {
     let memory = env.engine.policy::<Drmjs>().expect("built in");
     assert_eq!(memory.latencies().jobs_kept(), 0);
 }
+
+#[test]
+fn a_jobs_large_reduces_go_to_nodes_of_their_class_while_one_has_room() {
+    let mut env = drmjs_env(&[], &[]);
+    // r1n4 is half busy and its network 90 % used: RPS = (0.5 + 0.1 + 1) / 3 ≈ 0.53 of the
+    // best 1 → Medium for reduces; r1n1..r1n3 are High.
+    env.pending.push(Event::HostFigures {
+        host: host(1, 4),
+        time_ms: env.now_ms,
+        cross_rack_mbps: None,
+        disk_utilization: None,
+        network_utilization: Some(0.9),
+        cpu_speed: None,
+    });
+    // Both jobs finished their 10 maps. `big` wrote 8 GiB of map output for 2 reduces (4 GiB
+    // each); `small` 1 GiB for 4 (0.25 GiB each, 1/16 of the largest → Low size class).
+    const GIB: u64 = 1 << 30;
+    env.submit("big", QUEUE, 50, &[]);
+    env.submit("small", QUEUE, 100, &[]);
+    env.stats("big", 10, 10, 2, 10 * GIB, 8 * GIB);
+    env.stats("small", 10, 10, 4, 10 * GIB, GIB);
+    env.asks("big", &[(REDUCE, 2, &[])]);
+    env.asks("small", &[(REDUCE, 4, &[])]);
+    let medium = env.offer_reporting(1, 4, half_busy());
+    let scores = board(&env).node(&node(1, 4)).expect("scored").clone();
+    assert_close(scores.reduce.score, 1.6 / 3.0, "RPS of r1n4");
+    assert_eq!(scores.reduce.class, Class::Medium);
+    // The High-size reduces of `big` wait for a High node; the small ones run here.
+    assert_eq!(ranking(&medium, QUEUE), ["small:10:any"]);
+    let high = env.offer(1, 1);
+    assert_eq!(ranking(&high, QUEUE), ["big:10:any", "small:10:any"]);
+    // With every High node full, `big`'s reduces take the Medium node.
+    for n in 1..=3 {
+        for _ in 0..8 {
+            env.run("small", REDUCE, 1, n, Locality::OffSwitch);
+        }
+    }
+    let full = env.offer_reporting(1, 4, half_busy());
+    assert_eq!(ranking(&full, QUEUE), ["big:10:any", "small:10:any"]);
+}
+
+#[test]
+fn the_scores_and_their_inputs_go_with_the_response_at_most_once_per_interval() {
+    let mut env = drmjs_env(&[], &[]);
+    slow_maps_on_node_four(&mut env);
+    pending_job(&mut env);
+    let first = env.offer_reporting(1, 4, half_busy());
+    assert_eq!(first.node_scores.len(), 4, "{:?}", first.node_scores);
+    let slow = first
+        .node_scores
+        .iter()
+        .find(|score| score.node == node(1, 4))
+        .expect("r1n4 reported");
+    assert_eq!(slow.queue, QUEUE);
+    assert_close(slow.cpu_speed, 1.0, "relative speed of r1n4");
+    assert_close(slow.cpu_free, 0.5, "free CPU of r1n4");
+    assert_close(slow.disk, 0.2, "disk term of r1n4");
+    assert!(!slow.disk_from_feed, "no feed: the observed slowdown");
+    assert_close(slow.map_influence, 0.2, "map_inf of r1n4");
+    assert_close(slow.map_score, 0.3, "MPS of r1n4");
+    assert_eq!(slow.map_class, Class::Low);
+    assert_eq!(slow.reduce_class, Class::High);
+    // Within the interval nothing is sent again; after it, every node is.
+    assert!(env.offer(1, 1).node_scores.is_empty());
+    env.now_ms += 10_000;
+    assert_eq!(env.offer(1, 1).node_scores.len(), 4);
+}

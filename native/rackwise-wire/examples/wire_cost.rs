@@ -333,6 +333,7 @@ fn response(queues: usize, entries: usize) -> OfferResponse {
         learned: vec![],
         queue_weights: vec![],
         intervals: vec![],
+        node_scores: vec![],
         diagnostics: Diagnostics {
             rack: Some(RackName(rack(3).into())),
             rack_utilization: 0.62,

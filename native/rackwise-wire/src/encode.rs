@@ -3,7 +3,7 @@
 use crate::error::WireError;
 use crate::v1;
 use prost::Message;
-use rackwise_core::protocol::{Locality, LogRecord, OfferResponse};
+use rackwise_core::protocol::{Locality, LogRecord, OfferResponse, PerformanceClass};
 
 /// The core's MapReduce priorities, encoded for the shim (`MapReduceFacts`).
 pub fn encode_mapreduce_facts() -> Vec<u8> {
@@ -111,6 +111,26 @@ pub fn offer_response(response: &OfferResponse) -> Result<v1::OfferResponse, Wir
                     .collect(),
             })
             .collect(),
+        node_scores: response
+            .node_scores
+            .iter()
+            .map(|score| v1::NodeScore {
+                queue: score.queue.clone(),
+                node: score.node.0.to_string(),
+                cpu_speed: Some(score.cpu_speed),
+                cpu_free: Some(score.cpu_free),
+                disk: Some(score.disk),
+                disk_from_feed: Some(score.disk_from_feed),
+                net: Some(score.net),
+                net_from_feed: Some(score.net_from_feed),
+                map_influence: Some(score.map_influence),
+                reduce_influence: Some(score.reduce_influence),
+                map_score: Some(score.map_score),
+                map_class: performance_class(score.map_class) as i32,
+                reduce_score: Some(score.reduce_score),
+                reduce_class: performance_class(score.reduce_class) as i32,
+            })
+            .collect(),
     })
 }
 
@@ -119,6 +139,14 @@ fn locality(locality: Locality) -> v1::Locality {
         Locality::NodeLocal => v1::Locality::NodeLocal,
         Locality::RackLocal => v1::Locality::RackLocal,
         Locality::OffSwitch => v1::Locality::OffSwitch,
+    }
+}
+
+fn performance_class(class: PerformanceClass) -> v1::PerformanceClass {
+    match class {
+        PerformanceClass::Low => v1::PerformanceClass::Low,
+        PerformanceClass::Medium => v1::PerformanceClass::Medium,
+        PerformanceClass::High => v1::PerformanceClass::High,
     }
 }
 

@@ -748,7 +748,7 @@ fn the_engine_config_requires_queue_names_and_whole_ratios() {
 }
 
 #[test]
-fn the_response_carries_plan_diagnostics_learned_logs_queue_weights_and_intervals() {
+fn the_response_carries_plan_diagnostics_learned_logs_queue_weights_intervals_and_scores() {
     let response = p::OfferResponse {
         plan: p::Plan {
             queues: vec![p::QueuePlan {
@@ -805,6 +805,22 @@ fn the_response_carries_plan_diagnostics_learned_logs_queue_weights_and_interval
                 charge: 6.0,
                 share: 2.0 / 3.0,
             }],
+        }],
+        node_scores: vec![p::NodeScoreReport {
+            queue: "root.dr".into(),
+            node: p::NodeId("h4:8041".into()),
+            cpu_speed: 0.5,
+            cpu_free: 0.25,
+            disk: 0.2,
+            disk_from_feed: false,
+            net: 0.9,
+            net_from_feed: true,
+            map_influence: 0.2,
+            reduce_influence: 1.0,
+            map_score: 0.3,
+            map_class: p::PerformanceClass::Low,
+            reduce_score: 0.8,
+            reduce_class: p::PerformanceClass::Medium,
         }],
     };
     let bytes = rackwise_wire::encode_offer_response(&response).unwrap();
@@ -867,6 +883,22 @@ fn the_response_carries_plan_diagnostics_learned_logs_queue_weights_and_interval
                     charge: Some(6.0),
                     share: Some(2.0 / 3.0),
                 }],
+            }],
+            node_scores: vec![v1::NodeScore {
+                queue: "root.dr".into(),
+                node: "h4:8041".into(),
+                cpu_speed: Some(0.5),
+                cpu_free: Some(0.25),
+                disk: Some(0.2),
+                disk_from_feed: Some(false),
+                net: Some(0.9),
+                net_from_feed: Some(true),
+                map_influence: Some(0.2),
+                reduce_influence: Some(1.0),
+                map_score: Some(0.3),
+                map_class: v1::PerformanceClass::Low as i32,
+                reduce_score: Some(0.8),
+                reduce_class: v1::PerformanceClass::Medium as i32,
             }],
         }
     );

@@ -20,8 +20,8 @@ pub mod shufflewatcher;
 
 use crate::mapreduce::TaskKind;
 use crate::protocol::{
-    AppId, Locality, MarketInterval, NodeId, Plan, PlanEntry, QueuePlan, QueueWeight, RackName,
-    Resources,
+    AppId, Locality, MarketInterval, NodeId, NodeScoreReport, Plan, PlanEntry, QueuePlan,
+    QueueWeight, RackName, Resources,
 };
 use crate::settings::{params::no_check, Declaration, ParamValues, Settings};
 use crate::state::{App, ClusterState, Node, Observation};
@@ -73,6 +73,11 @@ pub trait Policy: AsAny + Send {
 
     /// The market intervals that closed since the last call, for the shim's ledger.
     fn closed_intervals(&mut self) -> Vec<MarketInterval> {
+        Vec::new()
+    }
+
+    /// Per-node scores the policy published since the last call, for the shim's metrics.
+    fn node_scores(&mut self) -> Vec<NodeScoreReport> {
         Vec::new()
     }
 }
@@ -337,6 +342,14 @@ impl Registry {
         self.policies
             .iter_mut()
             .flat_map(|policy| policy.closed_intervals())
+            .collect()
+    }
+
+    /// Every policy's per-node scores published since the previous offer.
+    pub(crate) fn node_scores(&mut self) -> Vec<NodeScoreReport> {
+        self.policies
+            .iter_mut()
+            .flat_map(|policy| policy.node_scores())
             .collect()
     }
 }

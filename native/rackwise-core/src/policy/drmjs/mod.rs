@@ -15,10 +15,10 @@ pub mod scores;
 
 use crate::mapreduce::TaskKind;
 use crate::policy::{containers_fitting, Context, Policy, Turn};
-use crate::protocol::{Locality, PlanEntry, Resources};
+use crate::protocol::{Locality, NodeScoreReport, PlanEntry, Resources};
 use crate::settings::{Declaration, Param, ParamProblem, ParamValues};
 use crate::state::Observation;
-use scores::{Board, Class, Latencies, NodeScore, MAX_INFLUENCE_TASKS};
+use scores::{Board, Class, Latencies, NodeScore, TermSource, MAX_INFLUENCE_TASKS};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -205,6 +205,8 @@ pub struct Drmjs {
     /// Map and reduce completions seen, so a board knows it is out of date.
     completions: u64,
     boards: BTreeMap<Arc<str>, Board>,
+    /// The scores logged since the last offer's response, for the shim's metrics.
+    published: Vec<NodeScoreReport>,
 }
 
 impl Drmjs {
@@ -245,6 +247,7 @@ impl Drmjs {
                 _ => {
                     for node in &board.nodes {
                         log_score(turn.queue, node);
+                        self.published.push(report(turn.queue, node));
                     }
                 }
             }
@@ -254,14 +257,36 @@ impl Drmjs {
     }
 }
 
+/// The same scores for the shim's metrics.
+fn report(queue: &str, node: &NodeScore) -> NodeScoreReport {
+    NodeScoreReport {
+        queue: queue.to_string(),
+        node: node.node.clone(),
+        cpu_speed: node.cpu_speed,
+        cpu_free: node.cpu_free,
+        disk: node.disk,
+        disk_from_feed: node.disk_source == TermSource::Feed,
+        net: node.net,
+        net_from_feed: node.net_source == TermSource::Feed,
+        map_influence: node.map_influence,
+        reduce_influence: node.reduce_influence,
+        map_score: node.map.score,
+        map_class: node.map.class,
+        reduce_score: node.reduce.score,
+        reduce_class: node.reduce.class,
+    }
+}
+
 /// The operator's view of a node's scores at a refresh: one line per node.
 fn log_score(queue: &str, node: &NodeScore) {
     log::info!(
-        "drmjs {queue} node {}: cpu={:.3} disk={:.3} ({:?}) net={:.3} ({:?}) map_inf={:.3} \
-         reduce_inf={:.3} MPS={:.3} ({:?}, rank position {:.2}) RPS={:.3} ({:?}, rank position \
-         {:.2})",
+        "drmjs {queue} node {}: cpu={:.3} (speed {:.3} x free {:.3}) disk={:.3} ({:?}) \
+         net={:.3} ({:?}) map_inf={:.3} reduce_inf={:.3} MPS={:.3} ({:?}, rank position {:.2}) \
+         RPS={:.3} ({:?}, rank position {:.2})",
         node.node.0,
         node.cpu,
+        node.cpu_speed,
+        node.cpu_free,
         node.disk,
         node.disk_source,
         node.net,
@@ -308,6 +333,10 @@ impl Policy for Drmjs {
         }
     }
 
+    fn node_scores(&mut self) -> Vec<NodeScoreReport> {
+        std::mem::take(&mut self.published)
+    }
+
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {
         let params = turn.params.typed(Params::of);
         let board = self.refreshed_board(turn, params);
@@ -334,7 +363,7 @@ impl Policy for Drmjs {
             }
             match kind {
                 TaskKind::Map => map_entries(turn, entries),
-                _ => reduce_entries(turn, entries),
+                _ => reduce_entries(turn, params, board, here, &size, entries),
             }
         }
     }
@@ -367,13 +396,23 @@ fn held_for_better_node(
     kind: TaskKind,
     size: &Resources,
 ) -> bool {
-    if here.standing(kind).class != Class::Low {
-        return false;
-    }
+    here.standing(kind).class == Class::Low
+        && room_from_class(turn, board, kind, Class::Medium, size)
+}
+
+/// Whether a node whose class for `kind` is `class` or better has room for a container of
+/// `size`.
+fn room_from_class(
+    turn: &Turn,
+    board: &Board,
+    kind: TaskKind,
+    class: Class,
+    size: &Resources,
+) -> bool {
     let state = turn.context.state;
     board
         .ranked(kind)
-        .take_while(|other| other.standing(kind).class > Class::Low)
+        .take_while(|other| other.standing(kind).class >= class)
         .any(|other| {
             state.nodes.get(&other.node).is_some_and(|node| {
                 has_room(
@@ -432,9 +471,58 @@ fn map_entries(turn: &Turn, entries: &mut Vec<PlanEntry>) {
     }
 }
 
-/// The queue's reduces by job arrival.
-fn reduce_entries(turn: &Turn, entries: &mut Vec<PlanEntry>) {
-    for candidate in turn.candidates {
+/// The input size class of each candidate's reduces (the thesis' Table 3.1), `None` for a
+/// candidate without pending reduces: its predicted input per reduce relative to the largest
+/// among the queue's candidates, classed by the queue's boundaries as node scores are.
+fn reduce_size_classes(turn: &Turn, params: &Params) -> Vec<Option<Class>> {
+    let default_map_input_bytes = turn.context.settings.default_map_input_bytes;
+    let inputs: Vec<Option<f64>> = turn
+        .candidates
+        .iter()
+        .map(|candidate| {
+            (candidate.app.pending(TaskKind::Reduce) > 0).then(|| {
+                candidate
+                    .app
+                    .predicted_reduce_input_bytes(default_map_input_bytes)
+            })
+        })
+        .collect();
+    let largest = inputs.iter().flatten().copied().fold(0.0, f64::max);
+    inputs
+        .iter()
+        .map(|input| {
+            input.map(|bytes| {
+                if largest > 0.0 {
+                    params.classes.of(bytes / largest)
+                } else {
+                    Class::Low
+                }
+            })
+        })
+        .collect()
+}
+
+/// The queue's reduces by job arrival. Reduces go by input size class onto nodes of the same or
+/// better reduce class: a job whose reduces are in a class above this node's is left out while
+/// a node of its class or better has room for a reduce.
+fn reduce_entries(
+    turn: &Turn,
+    params: &Params,
+    board: &Board,
+    here: &NodeScore,
+    size: &Resources,
+    entries: &mut Vec<PlanEntry>,
+) {
+    let size_classes = reduce_size_classes(turn, params);
+    for (candidate, size_class) in turn.candidates.iter().zip(size_classes) {
+        let Some(size_class) = size_class else {
+            continue;
+        };
+        if size_class > here.reduce.class
+            && room_from_class(turn, board, TaskKind::Reduce, size_class, size)
+        {
+            continue;
+        }
         for ask in candidate.app.asks.values() {
             if TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Reduce {
                 entries.push(PlanEntry {

@@ -14,12 +14,7 @@ use std::collections::{BTreeMap, VecDeque};
 pub const MAX_INFLUENCE_TASKS: usize = 100;
 
 /// A node's performance class for one task kind, on its score relative to the best node's.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Class {
-    Low,
-    Medium,
-    High,
-}
+pub use crate::protocol::PerformanceClass as Class;
 
 /// Where the disk (network) term of a node came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,6 +45,9 @@ pub struct NodeScore {
     /// Eq 3.1: relative CPU speed (fastest node 1) times the free share of the NodeManager's
     /// reported CPU (1 when it reports none).
     pub cpu: f64,
+    /// The two factors of `cpu`: relative speed and free share.
+    pub cpu_speed: f64,
+    pub cpu_free: f64,
     /// Eq 3.2, as availability (`1 - utilization`), or the observed map slowdown.
     pub disk: f64,
     pub disk_source: TermSource,
@@ -295,6 +293,8 @@ impl Board {
             nodes.push(NodeScore {
                 node: id.clone(),
                 cpu,
+                cpu_speed: relative_speed,
+                cpu_free,
                 disk,
                 disk_source,
                 net,

@@ -322,7 +322,10 @@ fn predict(app: &App, settings: &Settings) -> Prediction {
     Prediction {
         task_output_bytes: task_output,
         input_per_map_bytes: input_per_map,
-        shuffle_bytes: task_output * maps,
+        shuffle_bytes: job.predicted_map_output_bytes(
+            app.pending(TaskKind::Map),
+            settings.default_map_input_bytes,
+        ),
         input_bytes: input_per_map * maps,
         unpredicted: job.estimate.source == RatioSource::Prior,
     }

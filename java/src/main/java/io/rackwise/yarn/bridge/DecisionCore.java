@@ -254,6 +254,9 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
       if (!response.intervals().isEmpty()) {
         intervalSink.accept(response.intervals());
       }
+      if (!response.nodeScores().isEmpty()) {
+        metrics.drmjsNodeScores().update(response.nodeScores());
+      }
       metrics.offerDecided(callNanos, !plan.isEmpty(), response.diagnostics().starved().size());
       if (callNanos > SLOW_OFFER_MS * 1_000_000L) {
         metrics.slowOffer();

@@ -16,6 +16,8 @@ import io.rackwise.wire.v1.Locality;
 import io.rackwise.wire.v1.LogLevel;
 import io.rackwise.wire.v1.LogRecords;
 import io.rackwise.wire.v1.MarketInterval;
+import io.rackwise.wire.v1.NodeScore;
+import io.rackwise.wire.v1.PerformanceClass;
 import io.rackwise.wire.v1.NodeAdded;
 import io.rackwise.wire.v1.NodeOffer;
 import io.rackwise.wire.v1.NodeRemoved;
@@ -349,7 +351,50 @@ public final class WireCodec {
         diagnostics(response.getDiagnostics(), at + ".diagnostics"),
         logs(response.getLogsList(), at + ".logs"),
         weights(response.getQueueWeightsList(), at + ".queue_weights"),
-        intervals(response.getIntervalsList(), at + ".intervals"));
+        intervals(response.getIntervalsList(), at + ".intervals"),
+        nodeScores(response.getNodeScoresList(), at + ".node_scores"));
+  }
+
+  private static List<WireResponse.NodeScore> nodeScores(List<NodeScore> scores, String at) {
+    List<WireResponse.NodeScore> list = new ArrayList<>(scores.size());
+    for (int i = 0; i < scores.size(); i++) {
+      NodeScore score = scores.get(i);
+      String scoreAt = at + "[" + i + "]";
+      if (!score.hasDiskFromFeed()) {
+        throw missing(scoreAt + ".disk_from_feed");
+      }
+      if (!score.hasNetFromFeed()) {
+        throw missing(scoreAt + ".net_from_feed");
+      }
+      list.add(new WireResponse.NodeScore(received(score.getQueue(), scoreAt + ".queue"),
+          received(score.getNode(), scoreAt + ".node"),
+          credits(score.hasCpuSpeed(), score.getCpuSpeed(), scoreAt + ".cpu_speed"),
+          credits(score.hasCpuFree(), score.getCpuFree(), scoreAt + ".cpu_free"),
+          credits(score.hasDisk(), score.getDisk(), scoreAt + ".disk"), score.getDiskFromFeed(),
+          credits(score.hasNet(), score.getNet(), scoreAt + ".net"), score.getNetFromFeed(),
+          credits(score.hasMapInfluence(), score.getMapInfluence(), scoreAt + ".map_influence"),
+          credits(score.hasReduceInfluence(), score.getReduceInfluence(),
+              scoreAt + ".reduce_influence"),
+          credits(score.hasMapScore(), score.getMapScore(), scoreAt + ".map_score"),
+          performanceClass(score.getMapClass(), scoreAt + ".map_class"),
+          credits(score.hasReduceScore(), score.getReduceScore(), scoreAt + ".reduce_score"),
+          performanceClass(score.getReduceClass(), scoreAt + ".reduce_class")));
+    }
+    return list;
+  }
+
+  /** A class's name as operators read it: High, Medium or Low. */
+  private static String performanceClass(PerformanceClass performanceClass, String at) {
+    switch (performanceClass) {
+      case PERFORMANCE_CLASS_HIGH:
+        return "High";
+      case PERFORMANCE_CLASS_MEDIUM:
+        return "Medium";
+      case PERFORMANCE_CLASS_LOW:
+        return "Low";
+      default:
+        throw missing(at);
+    }
   }
 
   private static OfferPlan plan(io.rackwise.wire.v1.Plan plan, String at) {

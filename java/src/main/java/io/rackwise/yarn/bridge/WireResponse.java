@@ -14,9 +14,11 @@ import org.slf4j.event.Level;
  * @param logs records the native side logged, for the RM's own log
  * @param queueWeights FairScheduler queue weights the policies want set
  * @param intervals Dynamic Priority market intervals that closed at this offer, for the ledger
+ * @param nodeScores DRMJS boards logged at this offer (each queue's nodes together), for metrics
  */
 public record WireResponse(OfferPlan plan, List<LearnedRatio> learned, Diagnostics diagnostics,
-    List<LogLine> logs, List<QueueWeight> queueWeights, List<MarketInterval> intervals) {
+    List<LogLine> logs, List<QueueWeight> queueWeights, List<MarketInterval> intervals,
+    List<NodeScore> nodeScores) {
 
   /**
    * @param rack the offered node's rack; null when the core does not know the node
@@ -56,4 +58,18 @@ public record WireResponse(OfferPlan plan, List<LearnedRatio> learned, Diagnosti
    */
   public record QueueAccount(String queue, double budget, double spending, double used,
       double chargedUnits, double charge, double share) {}
+
+  /**
+   * One node's DRMJS scores in one queue and the inputs behind them (docs/drmjs.md).
+   *
+   * @param cpuSpeed CPU speed relative to the fastest node's
+   * @param cpuFree free share of the node's CPU by its NodeManager's latest report
+   * @param diskFromFeed whether the disk term is the feed's (else the observed map slowdown)
+   * @param netFromFeed whether the network term is the feed's (else the observed reduce slowdown)
+   * @param mapClass {@code High}, {@code Medium} or {@code Low}
+   */
+  public record NodeScore(String queue, String node, double cpuSpeed, double cpuFree,
+      double disk, boolean diskFromFeed, double net, boolean netFromFeed, double mapInfluence,
+      double reduceInfluence, double mapScore, String mapClass, double reduceScore,
+      String reduceClass) {}
 }

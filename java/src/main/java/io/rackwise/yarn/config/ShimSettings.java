@@ -41,6 +41,11 @@ public final class ShimSettings {
   /** A JSON file of measured cross-rack loads that a monitoring agent rewrites. */
   public static final String FEED_FILE = PREFIX + "feed.file";
   public static final String FEED_POLL_INTERVAL_MS = PREFIX + "feed.poll-interval-ms";
+  /**
+   * A text file of relative CPU speeds per host or host pattern (DRMJS's CPU term), re-read
+   * when it changes at the feed's poll interval; see {@code HostClassFile}.
+   */
+  public static final String HOST_CLASS_FILE = PREFIX + "feed.host-class-file";
 
   /**
    * Port of Dynamic Priority's HTTP endpoint; unset or -1: no endpoint, 0: any free port (the
@@ -60,8 +65,8 @@ public final class ShimSettings {
   /** Every key the shim reads: a key under one of its prefixes that is none of these is unknown. */
   private static final List<String> SHIM_KEYS = List.of(NATIVE_REQUIRED, STATE_DIR,
       STATE_FLUSH_INTERVAL_MS, STATE_LEARNED_MAX_ENTRIES, STATS_ENABLED, STATS_POLL_INTERVAL_MS,
-      STATS_TIMEOUT_MS, FEED_FILE, FEED_POLL_INTERVAL_MS, DP_HTTP_PORT, DP_HTTP_HOST,
-      DP_ACL_FILE, DP_SIGNATURE_WINDOW_MS);
+      STATS_TIMEOUT_MS, FEED_FILE, FEED_POLL_INTERVAL_MS, HOST_CLASS_FILE, DP_HTTP_PORT,
+      DP_HTTP_HOST, DP_ACL_FILE, DP_SIGNATURE_WINDOW_MS);
 
   private final boolean nativeRequired;
   private final org.apache.hadoop.fs.Path stateDir;
@@ -73,6 +78,7 @@ public final class ShimSettings {
   private final Path feedFile;
   private final long feedPollIntervalMs;
   private final DpHttp dpHttp;
+  private final Path hostClassFile;
 
   /**
    * Dynamic Priority's HTTP endpoint.
@@ -88,7 +94,7 @@ public final class ShimSettings {
 
   private ShimSettings(boolean nativeRequired, org.apache.hadoop.fs.Path stateDir, long stateFlushIntervalMs,
       int learnedMaxEntries, boolean statsEnabled, long statsPollIntervalMs, int statsTimeoutMs,
-      Path feedFile, long feedPollIntervalMs, DpHttp dpHttp) {
+      Path feedFile, long feedPollIntervalMs, Path hostClassFile, DpHttp dpHttp) {
     this.nativeRequired = nativeRequired;
     this.stateDir = stateDir;
     this.stateFlushIntervalMs = stateFlushIntervalMs;
@@ -98,6 +104,7 @@ public final class ShimSettings {
     this.statsTimeoutMs = statsTimeoutMs;
     this.feedFile = feedFile;
     this.feedPollIntervalMs = feedPollIntervalMs;
+    this.hostClassFile = hostClassFile;
     this.dpHttp = dpHttp;
   }
 
@@ -115,13 +122,14 @@ public final class ShimSettings {
     long feedInterval = parsePositiveLong(conf, FEED_POLL_INTERVAL_MS, 1000, problems);
     org.apache.hadoop.fs.Path dir = parseStateDir(conf, problems);
     String feed = conf.getTrimmed(FEED_FILE, "");
+    String hostClasses = conf.getTrimmed(HOST_CLASS_FILE, "");
     DpHttp dpHttp = parseDpHttp(conf, problems);
     if (!problems.isEmpty()) {
       throw RackwiseConfigException.of(problems);
     }
     return new ShimSettings(required, dir, flushInterval,
         maxEntries, stats, interval, timeout, feed.isEmpty() ? null : Paths.get(feed),
-        feedInterval, dpHttp);
+        feedInterval, hostClasses.isEmpty() ? null : Paths.get(hostClasses), dpHttp);
   }
 
   /**
@@ -295,6 +303,11 @@ public final class ShimSettings {
 
   public long feedPollIntervalMs() {
     return feedPollIntervalMs;
+  }
+
+  /** The host-class file of relative CPU speeds, or null when there is none. */
+  public Path hostClassFile() {
+    return hostClassFile;
   }
 
   public DpHttp dpHttp() {

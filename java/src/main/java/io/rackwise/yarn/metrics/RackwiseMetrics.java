@@ -37,22 +37,37 @@ public class RackwiseMetrics {
   @Metric("1 while the native core steers scheduling, 0 in fallback")
   MutableGaugeInt nativeActive;
 
+  /** DRMJS's per-node scores, a source of their own (one record per queue and node). */
+  private final DrmjsNodeScores drmjsNodeScores = new DrmjsNodeScores();
+
   /**
    * Registers a fresh source. A ResourceManager restarted inside one JVM (tests, MockRM) finds
    * the previous instance's source still registered; the new one replaces it.
    */
   public static RackwiseMetrics register() {
-    RackwiseMetrics metrics = new RackwiseMetrics();
+    RackwiseMetrics metrics = registerFresh(SOURCE_NAME, null, new RackwiseMetrics());
+    registerFresh(DrmjsNodeScores.SOURCE_NAME, DrmjsNodeScores.DESCRIPTION,
+        metrics.drmjsNodeScores);
+    return metrics;
+  }
+
+  /** @param description null for a source whose {@code @Metrics} annotation describes it */
+  private static <T> T registerFresh(String name, String description, T source) {
     try {
-      return DefaultMetricsSystem.instance().register(SOURCE_NAME, null, metrics);
+      return DefaultMetricsSystem.instance().register(name, description, source);
     } catch (MetricsException alreadyRegistered) {
-      DefaultMetricsSystem.instance().unregisterSource(SOURCE_NAME);
-      return DefaultMetricsSystem.instance().register(SOURCE_NAME, null, metrics);
+      DefaultMetricsSystem.instance().unregisterSource(name);
+      return DefaultMetricsSystem.instance().register(name, description, source);
     }
   }
 
   public void unregister() {
     DefaultMetricsSystem.instance().unregisterSource(SOURCE_NAME);
+    DefaultMetricsSystem.instance().unregisterSource(DrmjsNodeScores.SOURCE_NAME);
+  }
+
+  public DrmjsNodeScores drmjsNodeScores() {
+    return drmjsNodeScores;
   }
 
   public void offerDecided(long nanos, boolean steered, int starved) {

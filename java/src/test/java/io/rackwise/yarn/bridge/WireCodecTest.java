@@ -13,6 +13,8 @@ import io.rackwise.wire.v1.Locality;
 import io.rackwise.wire.v1.LogLevel;
 import io.rackwise.wire.v1.LogRecord;
 import io.rackwise.wire.v1.MarketInterval;
+import io.rackwise.wire.v1.NodeScore;
+import io.rackwise.wire.v1.PerformanceClass;
 import io.rackwise.wire.v1.OfferRequest;
 import io.rackwise.wire.v1.OfferResponse;
 import io.rackwise.wire.v1.Plan;
@@ -54,7 +56,12 @@ class WireCodecTest {
         .addIntervals(MarketInterval.newBuilder().setMarket("root.users").setSequence(4)
             .setEndMs(80_000).setPrice(3)
             .addQueues(QueueAccount.newBuilder().setQueue("root.users.bob").setBudget(94)
-                .setSpending(2).setUsed(4).setChargedUnits(3).setCharge(6).setShare(0.5)));
+                .setSpending(2).setUsed(4).setChargedUnits(3).setCharge(6).setShare(0.5)))
+        .addNodeScores(NodeScore.newBuilder().setQueue("root.dr").setNode("h4:8041")
+            .setCpuSpeed(0.5).setCpuFree(0.25).setDisk(0.2).setDiskFromFeed(false).setNet(0.9)
+            .setNetFromFeed(true).setMapInfluence(0.2).setReduceInfluence(1).setMapScore(0.3)
+            .setMapClass(PerformanceClass.PERFORMANCE_CLASS_LOW).setReduceScore(0.8)
+            .setReduceClass(PerformanceClass.PERFORMANCE_CLASS_MEDIUM));
   }
 
   @Test
@@ -88,6 +95,8 @@ class WireCodecTest {
     assertEquals(List.of(new WireResponse.MarketInterval("root.users", 4, 80_000, 3,
         List.of(new WireResponse.QueueAccount("root.users.bob", 94, 2, 4, 3, 6, 0.5)))),
         response.intervals());
+    assertEquals(List.of(new WireResponse.NodeScore("root.dr", "h4:8041", 0.5, 0.25, 0.2,
+        false, 0.9, true, 0.2, 1, 0.3, "Low", 0.8, "Medium")), response.nodeScores());
   }
 
   @Test
@@ -166,6 +175,14 @@ class WireCodecTest {
     refused("OfferResponse.intervals[0].queues[0].charge", MISSING,
         r -> r.setIntervals(0, r.getIntervals(0).toBuilder().setQueues(0,
             r.getIntervals(0).getQueues(0).toBuilder().clearCharge())));
+    refused("OfferResponse.node_scores[0].node", EMPTY,
+        r -> r.setNodeScores(0, r.getNodeScores(0).toBuilder().clearNode()));
+    refused("OfferResponse.node_scores[0].map_score", MISSING,
+        r -> r.setNodeScores(0, r.getNodeScores(0).toBuilder().clearMapScore()));
+    refused("OfferResponse.node_scores[0].net_from_feed", MISSING,
+        r -> r.setNodeScores(0, r.getNodeScores(0).toBuilder().clearNetFromFeed()));
+    refused("OfferResponse.node_scores[0].reduce_class", MISSING,
+        r -> r.setNodeScores(0, r.getNodeScores(0).toBuilder().clearReduceClass()));
   }
 
   private static OfferResponse.Builder withEntry(OfferResponse.Builder response, int index,

@@ -15,6 +15,8 @@ import io.rackwise.yarn.dp.DpLedger;
 import io.rackwise.yarn.dp.DpMarkets;
 import io.rackwise.yarn.metrics.RackwiseMetrics;
 import io.rackwise.yarn.nativecore.NativeEngine;
+import io.rackwise.yarn.netsat.HostClassFile;
+import io.rackwise.yarn.netsat.HostFigure;
 import io.rackwise.yarn.netsat.NetworkLoadFeed;
 import io.rackwise.yarn.state.LearnedHistoryStore;
 import io.rackwise.yarn.state.LearnedRatio;
@@ -23,6 +25,7 @@ import io.rackwise.yarn.stats.JobStatsPoller;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -96,6 +99,7 @@ public class RackwiseFairScheduler extends FairScheduler {
   private LearnedHistoryStore history;
   private JobStatsPoller poller;
   private NetworkLoadFeed feed;
+  private HostClassFile hostClasses;
   /** Started on first use ({@link #core()}); read without a lock once set. */
   private volatile DecisionCore core;
   /** The allocation configuration our last (re)load followed; a new object means FS reloaded. */
@@ -200,6 +204,10 @@ public class RackwiseFairScheduler extends FairScheduler {
       feed = new NetworkLoadFeed(shimSettings.feedFile(), shimSettings.feedPollIntervalMs(),
           started);
     }
+    if (shimSettings.hostClassFile() != null && started.isActive()) {
+      hostClasses = new HostClassFile(shimSettings.hostClassFile(),
+          shimSettings.feedPollIntervalMs(), started, this::nodeHosts);
+    }
     core = started;
     return started;
   }
@@ -224,6 +232,9 @@ public class RackwiseFairScheduler extends FairScheduler {
     if (feed != null) {
       feed.start();
     }
+    if (hostClasses != null) {
+      hostClasses.start();
+    }
   }
 
   @Override
@@ -238,6 +249,9 @@ public class RackwiseFairScheduler extends FairScheduler {
     }
     if (feed != null) {
       feed.close();
+    }
+    if (hostClasses != null) {
+      hostClasses.close();
     }
     if (core != null) {
       core.close();
@@ -374,6 +388,11 @@ public class RackwiseFairScheduler extends FairScheduler {
 
   DecisionCore decisionCore() {
     return core();
+  }
+
+  /** The operator's host-class file, or null when none is configured. */
+  HostClassFile hostClasses() {
+    return hostClasses;
   }
 
   /** The operator's load feed, or null when none is configured. */
@@ -558,8 +577,17 @@ public class RackwiseFairScheduler extends FairScheduler {
       if (node != null) {
         core().nodeAdded(node.getNodeID().toString(), node.getNodeName(), node.getRackName(),
             node.getTotalResource());
+        if (hostClasses != null) {
+          core().hostFigures(node.getNodeName(), Map.of(HostFigure.CPU_SPEED,
+              hostClasses.speedOf(node.getNodeName())), getClock().getTime());
+        }
       }
     });
+  }
+
+  /** The hosts of the cluster's nodes, for the host-class file's speeds. */
+  private Collection<String> nodeHosts() {
+    return nodeTracker.getAllNodes().stream().map(FSSchedulerNode::getNodeName).toList();
   }
 
   /**

@@ -9,6 +9,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
@@ -18,13 +19,18 @@ import org.apache.hadoop.security.SecurityUtil;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
+import org.apache.hadoop.yarn.api.records.ResourceUtilization;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.event.EventHandler;
+import org.apache.hadoop.yarn.exceptions.YarnException;
+import org.apache.hadoop.yarn.server.api.protocolrecords.NodeHeartbeatRequest;
+import org.apache.hadoop.yarn.server.api.protocolrecords.NodeHeartbeatResponse;
 import org.apache.hadoop.yarn.server.resourcemanager.MockAM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockNM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmissionData;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceTrackerService;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMAppState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
@@ -51,6 +57,11 @@ final class MockRackCluster implements AutoCloseable {
   final List<Throwable> dispatcherFailures = new CopyOnWriteArrayList<>();
   final Map<String, MockNM> nodes = new LinkedHashMap<>();
   final Map<String, String> rackOf = new LinkedHashMap<>();
+  /**
+   * The node utilization each host's NodeManager reports with its heartbeats (MockNM reports
+   * none): set here, it travels in the heartbeat's NodeStatus as a real NodeManager's would.
+   */
+  final Map<String, ResourceUtilization> reportedUtilization = new ConcurrentHashMap<>();
 
   /** A job of the cluster: its AM and everything it has been given so far. */
   static final class Job {
@@ -106,6 +117,35 @@ final class MockRackCluster implements AutoCloseable {
     // tokens carry host names instead, as in Hadoop's own scheduler tests.
     SecurityUtil.setTokenServiceUseIp(false);
     rm = new MockRM(conf) {
+      @Override
+      protected ResourceTrackerService createResourceTrackerService() {
+        // As MockRM's own (no RPC server), plus the hosts' utilization reports.
+        getRMContext().getContainerTokenSecretManager().rollMasterKey();
+        getRMContext().getNMTokenSecretManager().rollMasterKey();
+        return new ResourceTrackerService(getRMContext(), nodesListManager, nmLivelinessMonitor,
+            getRMContext().getContainerTokenSecretManager(),
+            getRMContext().getNMTokenSecretManager()) {
+          @Override
+          public NodeHeartbeatResponse nodeHeartbeat(NodeHeartbeatRequest request)
+              throws YarnException, IOException {
+            ResourceUtilization reported =
+                reportedUtilization.get(request.getNodeStatus().getNodeId().getHost());
+            if (reported != null) {
+              request.getNodeStatus().setNodeUtilization(reported);
+            }
+            return super.nodeHeartbeat(request);
+          }
+
+          @Override
+          protected void serviceStart() {
+          }
+
+          @Override
+          protected void serviceStop() {
+          }
+        };
+      }
+
       @Override
       protected EventHandler<SchedulerEvent> createSchedulerEventDispatcher() {
         EventHandler<SchedulerEvent> scheduler = super.createSchedulerEventDispatcher();
