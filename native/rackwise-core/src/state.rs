@@ -840,6 +840,21 @@ impl ClusterState {
         true
     }
 
+    /// The app's running containers of `kind` on each rack (racks with none left out): what
+    /// the core holds of a job's running tasks by rack, e.g. rebuilt from the containers a
+    /// restarted ResourceManager recovered.
+    pub fn running_by_rack(&self, app: &AppId, kind: TaskKind) -> BTreeMap<RackName, u32> {
+        let mut counts = BTreeMap::new();
+        for container in self.containers_by_app.get(app).into_iter().flatten() {
+            if let Some(running) = self.containers.get(container) {
+                if running.kind == kind {
+                    *counts.entry(running.rack.clone()).or_insert(0) += 1;
+                }
+            }
+        }
+        counts
+    }
+
     /// The running containers on `node` with their app and kind, in container id order (the
     /// order of `containers`).
     pub fn containers_on<'a>(

@@ -1,6 +1,6 @@
 //! The cluster state's indexes agree with a scan after each request: running containers
-//! (indexed by app and by node, also once an app goes), the candidate apps of each queue, the
-//! per-kind pending counts and each job's finished maps.
+//! (indexed by app and by node, also once an app goes, and counted per app by rack), the
+//! candidate apps of each queue, the per-kind pending counts and each job's finished maps.
 
 mod common;
 
@@ -187,6 +187,10 @@ fn the_state_indexes_agree_with_a_scan_after_every_request() {
     );
     assert_eq!(state.containers.len(), 2);
     assert_eq!(state.apps[&AppId("app_3".into())].job.finished_maps(), 1);
+    assert_eq!(
+        state.running_by_rack(&AppId("app_3".into()), TaskKind::Map),
+        BTreeMap::from([(RackName("/r2".into()), 1)])
+    );
     // The per-node index agrees with a scan, after a finish, an id reused on another node and
     // an app's removal.
     for id in state.nodes.keys() {
@@ -220,6 +224,18 @@ fn check_indexes(state: &ClusterState) {
         let finished: u32 = app.job.finished_maps_by_rack.values().sum();
         assert_eq!(app.job.finished_maps(), finished, "{}", id.0);
         for kind in kinds {
+            let mut running = BTreeMap::new();
+            for c in state.containers.values() {
+                if &c.app == id && c.kind == kind {
+                    *running.entry(c.rack.clone()).or_insert(0) += 1;
+                }
+            }
+            assert_eq!(
+                state.running_by_rack(id, kind),
+                running,
+                "{} {kind:?}",
+                id.0
+            );
             let summed: u32 = app
                 .asks
                 .values()

@@ -54,10 +54,21 @@ public final class RewriteUpstreamTests {
             "RMApp app = " + SUITE + ".mockApp(RMAppImpl.class);", 1),
         new Rewrite("the real RM apps carry the mode's application type",
             "false, false, 0, amResource,\n            null),",
-            "false, false, 0, amResource,\n            " + SUITE + ".applicationType()),", 1)));
+            "false, false, 0, amResource,\n            " + SUITE + ".applicationType(null)),",
+            1)));
     REWRITES.put("TestFairScheduler.java", List.of(
         new Rewrite("the scheduler the test drives directly",
-            "new FairScheduler()", SUITE + ".newScheduler()", 1)));
+            "new FairScheduler()", SUITE + ".newScheduler()", 1),
+        new Rewrite("the RM app testNotAllowSubmitApplication builds carries the mode's type",
+            "System.currentTimeMillis(), \"YARN\", null, null);",
+            "System.currentTimeMillis(), " + SUITE + ".applicationType(\"YARN\"), null, null);",
+            1),
+        new Rewrite("the app testRefreshQueuesWhenRMHA submits through MockRM carries the "
+            + "mode's type (MockRMAppSubmissionData's default is none, which the RM reads as YARN)",
+            "            .withUnmanagedAM(false)\n            .build();",
+            "            .withUnmanagedAM(false)\n            .withAppType(" + SUITE
+                + ".applicationType(null))\n            .build();",
+            1)));
     REWRITES.put("TestContinuousScheduling.java", List.of(
         new Rewrite("the scheduler the test drives directly",
             "new FairScheduler()", SUITE + ".newScheduler()", 2)));

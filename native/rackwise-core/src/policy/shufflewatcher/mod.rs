@@ -257,8 +257,11 @@ impl ShuffleWatcher {
                 known_maps,
                 params.map_completion_threshold,
             );
+            // The job as the core holds it when SARP runs, by rack: after a ResourceManager
+            // restart, what an operator compares with the line the previous RM wrote.
             log::info!(
-                "job '{}' (queue {}): SARP reduce shares {} ({} of {} maps finished)",
+                "job '{}' (queue {}): SARP reduce shares {} ({} of {} maps finished; \
+                 running maps {}, running reduces {})",
                 app.name,
                 app.queue,
                 placement
@@ -266,7 +269,9 @@ impl ShuffleWatcher {
                     .as_ref()
                     .map_or_else(|| "none".to_string(), format_shares),
                 app.job.finished_maps(),
-                known_maps
+                known_maps,
+                format_counts(&state.running_by_rack(id, TaskKind::Map)),
+                format_counts(&state.running_by_rack(id, TaskKind::Reduce))
             );
         }
     }
@@ -355,6 +360,18 @@ impl Policy for ShuffleWatcher {
 }
 
 /// `rack=share` pairs for log lines, e.g. `/rack1=0.75,/rack2=0.25`.
+/// Counts per rack as `/rack1=2,/rack2=1`, or `none`.
+fn format_counts(counts: &BTreeMap<RackName, u32>) -> String {
+    if counts.is_empty() {
+        return "none".to_string();
+    }
+    counts
+        .iter()
+        .map(|(rack, count)| format!("{}={count}", rack.0))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 fn format_shares(shares: &BTreeMap<RackName, f64>) -> String {
     shares
         .iter()

@@ -121,16 +121,22 @@ public final class UpstreamSuite {
         ? upstream + MapReducePriority.MAP - 1 : upstream;
   }
 
-  /** The application type of the RM apps the base class creates: MapReduce when steering. */
-  public static String applicationType() {
-    return MODE.steers() ? JobStatsPoller.MAPREDUCE_APPLICATION_TYPE : null;
+  /**
+   * The application type of an RM app a test creates or submits, in place of the type the
+   * upstream text gives it ({@code upstream}): MapReduce when steering, so that every app the
+   * tests run reaches the steering path; otherwise unchanged. The one place the suite types
+   * apps: the base class's mocked and real apps, the app {@code testNotAllowSubmitApplication}
+   * builds and the one {@code testRefreshQueuesWhenRMHA} submits through {@code MockRM}.
+   */
+  public static String applicationType(String upstream) {
+    return MODE.steers() ? JobStatsPoller.MAPREDUCE_APPLICATION_TYPE : upstream;
   }
 
   /** A mocked RM app, of the mode's application type. */
   public static <T extends RMApp> T mockApp(Class<T> type) {
     T app = Mockito.mock(type);
     if (MODE.steers()) {
-      Mockito.when(app.getApplicationType()).thenReturn(applicationType());
+      Mockito.when(app.getApplicationType()).thenReturn(applicationType(null));
     }
     return app;
   }

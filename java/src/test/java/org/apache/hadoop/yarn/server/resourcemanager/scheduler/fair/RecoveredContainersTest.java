@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.rackwise.wire.v1.ContainerAllocated;
 import io.rackwise.wire.v1.Event;
+import io.rackwise.yarn.testing.CapturedLog;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +21,7 @@ import org.apache.hadoop.security.SecurityUtil;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerState;
+import org.apache.hadoop.yarn.api.records.ContainerStatus;
 import org.apache.hadoop.yarn.api.records.Priority;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -32,89 +34,141 @@ import org.apache.hadoop.yarn.server.resourcemanager.MockRMAppSubmitter;
 import org.apache.hadoop.yarn.server.resourcemanager.recovery.MemoryRMStateStore;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.util.resource.Resources;
+import org.apache.log4j.Level;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A work-preserving ResourceManager restart: the NodeManagers re-register with their
  * containers, and the core of the new RM hears of each (node, priority), a finished one as
- * finished, instead of rebuilding the job from its remaining asks only.
+ * finished, so it holds the job by rack as the first RM's core did instead of rebuilding it
+ * from its remaining asks only.
  */
 class RecoveredContainersTest {
   private static final int MAP = MockRackCluster.MAP;
+  private static final int REDUCE = MockRackCluster.REDUCE;
   private static final int MB = MockRackCluster.TASK_MB;
+  private static final int NODE_MB = 8192;
 
   @TempDir
   Path workDir;
 
+  /**
+   * Five maps, three on /r1 and two on /r2; two finish on /r1 and one on /r2, then a reduce is
+   * asked (too large to be placed, so nothing moves while SARP runs). The job as SARP saw it on
+   * each RM's core must be the same line: measured shares /r1=0.67,/r2=0.33, 3 of 5 maps
+   * finished, one map running on each rack. A recovery that lost the containers' nodes would
+   * put them on a rack of no node, one that lost them would count none.
+   */
   @Test
-  void recoveredContainersReachTheNewCoreWithTheirNodesAndPriorities() throws Exception {
+  void theNewCoreHoldsTheJobByRackAsTheFirstDid() throws Exception {
     YarnConfiguration conf = conf();
     MockRM rm1 = new MockRM(conf);
     MockRM rm2 = null;
-    try {
+    try (CapturedLog nativeLog = CapturedLog.of("io.rackwise.yarn.native")) {
       rm1.start();
-      MockNM nm1 = rm1.registerNode("recovery1:1234", 8192, 8);
-      MockNM nm2 = rm1.registerNode("recovery2:1234", 8192, 8);
+      MockNM nm1 = rm1.registerNode("recovery1:1234", NODE_MB, 8);
+      MockNM nm2 = rm1.registerNode("recovery2:1234", NODE_MB, 8);
       RMApp app = MockRMAppSubmitter.submit(rm1, MockRMAppSubmissionData.Builder
           .createWithMemory(MB, rm1).withAppName("job").withQueue("sw").withUser("alice")
           .withAppType("MAPREDUCE").build());
       MockAM am = MockRM.launchAndRegisterAM(app, rm1, nm1);
-      List<ResourceRequest> asks = new ArrayList<>();
-      asks.add(am.createResourceReq(ResourceRequest.ANY, MB, MAP, 2));
-      am.allocate(asks, new ArrayList<ContainerId>());
-      List<Container> maps = new ArrayList<>();
-      for (MockNM nm : List.of(nm1, nm2)) {
+      am.allocate(List.of(am.createResourceReq(ResourceRequest.ANY, MB, MAP, 5)),
+          new ArrayList<ContainerId>());
+      // One container per heartbeat (assignmultiple is off): three maps on /r1, two on /r2.
+      List<Container> onFirst = new ArrayList<>();
+      List<Container> onSecond = new ArrayList<>();
+      for (MockNM nm : List.of(nm1, nm1, nm1, nm2, nm2)) {
         ((FairScheduler) rm1.getResourceScheduler()).update();
         nm.nodeHeartbeat(true);
         rm1.drainEvents();
-        maps.addAll(am.allocate(new ArrayList<ResourceRequest>(), new ArrayList<ContainerId>())
-            .getAllocatedContainers());
+        for (Container map : am.allocate(new ArrayList<ResourceRequest>(),
+            new ArrayList<ContainerId>()).getAllocatedContainers()) {
+          (map.getNodeId().equals(nm1.getNodeId()) ? onFirst : onSecond).add(map);
+        }
       }
-      assertEquals(2, maps.size(), "one map on each node");
-      Container onFirst = maps.stream().filter(c -> c.getNodeId().getHost().equals("recovery1"))
-          .findFirst().orElseThrow();
-      Container onSecond = maps.stream().filter(c -> c.getNodeId().getHost().equals("recovery2"))
-          .findFirst().orElseThrow();
-      ContainerId amContainer = ContainerId.newContainerId(am.getApplicationAttemptId(), 1);
-      // One more offer, which carries the last allocation to the first RM's core.
+      assertEquals(3, onFirst.size(), "maps on /r1: " + onFirst);
+      assertEquals(2, onSecond.size(), "maps on /r2: " + onSecond);
+      nm1.nodeHeartbeat(List.of(finished(onFirst.get(0)), finished(onFirst.get(1))), true);
+      nm2.nodeHeartbeat(List.of(finished(onSecond.get(0))), true);
+      rm1.drainEvents();
+      // The AM's first look at the finished maps: they stay on their NodeManagers until it
+      // acknowledges them with its next call, so the NodeManagers report them again below.
+      am.allocate(List.of(unplaceableReduce(am)), new ArrayList<ContainerId>());
       nm1.nodeHeartbeat(true);
       rm1.drainEvents();
-      Set<String> allocatedBefore =
-          allocations((ContainerEventRecordingScheduler) rm1.getResourceScheduler());
+      ContainerId amContainer = ContainerId.newContainerId(am.getApplicationAttemptId(), 1);
+      ContainerEventRecordingScheduler first =
+          (ContainerEventRecordingScheduler) rm1.getResourceScheduler();
 
       rm2 = new MockRM(conf, rm1.getRMStateStore());
       rm2.start();
       nm1.setResourceTrackerService(rm2.getResourceTrackerService());
       nm2.setResourceTrackerService(rm2.getResourceTrackerService());
-      // The map on recovery1 still runs, the one on recovery2 finished while the RM was down.
       nm1.registerNode(List.of(status(amContainer, ContainerState.RUNNING, 0, app),
-          status(onFirst.getId(), ContainerState.RUNNING, MAP, app)), null);
-      nm2.registerNode(List.of(status(onSecond.getId(), ContainerState.COMPLETE, MAP, app)), null);
+          status(onFirst.get(0).getId(), ContainerState.COMPLETE, MAP, app),
+          status(onFirst.get(1).getId(), ContainerState.COMPLETE, MAP, app),
+          status(onFirst.get(2).getId(), ContainerState.RUNNING, MAP, app)), null);
+      nm2.registerNode(List.of(status(onSecond.get(0).getId(), ContainerState.COMPLETE, MAP, app),
+          status(onSecond.get(1).getId(), ContainerState.RUNNING, MAP, app)), null);
       rm2.drainEvents();
-      ContainerEventRecordingScheduler scheduler =
+      // The AM resyncs as MapReduce's does: registers again and asks anew for what it lacks.
+      am.setAMRMProtocol(rm2.getApplicationMasterService(), rm2.getRMContext());
+      am.registerAppAttempt(true);
+      am.allocate(List.of(unplaceableReduce(am)), new ArrayList<ContainerId>());
+      ContainerEventRecordingScheduler second =
           (ContainerEventRecordingScheduler) rm2.getResourceScheduler();
       nm1.nodeHeartbeat(true);
       rm2.drainEvents();
 
-      assertTrue(scheduler.isNativeActive());
-      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
-      assertTrue(scheduler.getRackwiseMetrics().getOffers() > 0, "the new core was offered");
-      Set<String> expected = new TreeSet<>(Set.of(amContainer + "@" + onFirst.getNodeId() + "/0",
-          onFirst.getId() + "@" + onFirst.getNodeId() + "/" + MAP,
-          onSecond.getId() + "@" + onSecond.getNodeId() + "/" + MAP));
-      assertEquals(expected, allocatedBefore, "what the first RM's core was told");
-      assertEquals(expected, allocations(scheduler), "the new core is told the same");
-      assertEquals(List.of(onSecond.getId().toString()), scheduler.containerEvents.stream()
-          .filter(Event::hasContainerFinished)
-          .map(e -> e.getContainerFinished().getContainer()).collect(Collectors.toList()),
-          "the map that finished on recovery2 is finished for the core too");
+      for (ContainerEventRecordingScheduler scheduler : List.of(first, second)) {
+        assertTrue(scheduler.isNativeActive());
+        assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
+      }
+      Set<String> expected = new TreeSet<>();
+      expected.add(amContainer + "@" + nm1.getNodeId() + "/0");
+      for (Container map : onFirst) {
+        expected.add(map.getId() + "@" + nm1.getNodeId() + "/" + MAP);
+      }
+      for (Container map : onSecond) {
+        expected.add(map.getId() + "@" + nm2.getNodeId() + "/" + MAP);
+      }
+      assertEquals(expected, allocations(first), "what the first RM's core was told");
+      assertEquals(expected, allocations(second), "the new core is told the same");
+      Set<String> finished = new TreeSet<>(List.of(onFirst.get(0).getId().toString(),
+          onFirst.get(1).getId().toString(), onSecond.get(0).getId().toString()));
+      assertEquals(finished, finishes(first), "the maps that finished, for the first core");
+      assertEquals(finished, finishes(second), "the same maps finished for the new core");
+
+      List<String> sarp = nativeLog.messages(Level.INFO).stream()
+          .filter(m -> m.contains("job 'job'") && m.contains("SARP reduce shares"))
+          .collect(Collectors.toList());
+      assertEquals(2, sarp.size(), "SARP once on each RM's core: " + sarp);
+      assertTrue(sarp.get(0).endsWith("SARP reduce shares /r1=0.67,/r2=0.33 (3 of 5 maps "
+          + "finished; running maps /r1=1,/r2=1, running reduces none)"), sarp.get(0));
+      assertEquals(sarp.get(0), sarp.get(1), "the job by rack before and after the restart");
     } finally {
       if (rm2 != null) {
         rm2.stop();
       }
       rm1.stop();
     }
+  }
+
+  /** A reduce no node can hold while maps run on it, so the offer after its ask places none. */
+  private static ResourceRequest unplaceableReduce(MockAM am) throws Exception {
+    return am.createResourceReq(ResourceRequest.ANY, NODE_MB, REDUCE, 1);
+  }
+
+  private static ContainerStatus finished(Container container) {
+    return ContainerStatus.newInstance(container.getId(), ContainerState.COMPLETE, "done", 0);
+  }
+
+  /** The containers the core was told finished. */
+  private static Set<String> finishes(ContainerEventRecordingScheduler scheduler) {
+    return scheduler.containerEvents.stream().filter(Event::hasContainerFinished)
+        .map(e -> e.getContainerFinished().getContainer())
+        .collect(Collectors.toCollection(TreeSet::new));
   }
 
   /** Each container allocation the core received, as container@node/priority. */
