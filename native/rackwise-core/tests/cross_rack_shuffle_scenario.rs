@@ -115,14 +115,14 @@ fn run_it_mix((word_count_map_ms, terasort_map_ms): (u64, u64)) -> Outcome {
     }
     // (finish time, app, container, node), in finish order.
     let mut running: Vec<(u64, &'static str, ContainerId, (u32, u32))> = Vec::new();
-    let mut start_task = |env: &mut TestEnv,
-                          free: &mut BTreeMap<(u32, u32), u64>,
-                          running: &mut Vec<_>,
-                          app: &'static str,
-                          priority: i32,
-                          (r, n): (u32, u32),
-                          locality: Locality,
-                          run_ms: u64| {
+    let start_task = |env: &mut TestEnv,
+                      free: &mut BTreeMap<(u32, u32), u64>,
+                      running: &mut Vec<_>,
+                      app: &'static str,
+                      priority: i32,
+                      (r, n): (u32, u32),
+                      locality: Locality,
+                      run_ms: u64| {
         *free.get_mut(&(r, n)).unwrap() -= 1;
         let container = env.run(app, priority, r, n, locality);
         running.push((env.now_ms + run_ms, app, container, (r, n)));
