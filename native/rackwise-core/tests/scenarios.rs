@@ -10,8 +10,14 @@ use std::collections::BTreeMap;
 
 /// Two jobs in the steered queue on two racks: `heavy` (hinted ratio 3) with maps whose
 /// splits live on r1n1, and `light` (hinted ratio 0.2); both have maps and reduces pending.
+/// The map-locality wait is off: these scenarios are Figure 3's category order as written.
 fn two_jobs(settings: &[(&str, &str)]) -> TestEnv {
-    let mut env = TestEnv::new(2, 2, settings);
+    let mut env = TestEnv::with_queue(
+        2,
+        2,
+        settings,
+        &[("localityWaitMs", "0"), ("rackWaitMs", "0")],
+    );
     env.submit("heavy", "root.sw", 100, &["rackwise.shuffle-ratio=3"]);
     env.submit("light", "root.sw", 200, &["rackwise.shuffle-ratio=0.2"]);
     env.asks("heavy", &[(MAP, 4, &[(1, 1)]), (REDUCE, 2, &[])]);
@@ -90,7 +96,7 @@ fn ties_inside_a_category_go_by_job_arrival_then_id() {
 
 #[test]
 fn rerun_maps_rank_with_maps_and_before_the_normal_map_ask_of_their_job() {
-    let mut env = TestEnv::new(1, 1, &[]);
+    let mut env = TestEnv::with_queue(1, 1, &[], &[("localityWaitMs", "0"), ("rackWaitMs", "0")]);
     env.submit("j", "root.sw", 1, &[]);
     env.asks("j", &[(MAP, 2, &[]), (RERUN_MAP, 1, &[])]);
     assert_eq!(

@@ -32,17 +32,11 @@ fn figure5_samp_prefers_rack1_for_job1_and_rack2_for_job2() {
     assert_eq!(preferred(&env, "job1"), ["/r1"]);
     assert_eq!(preferred(&env, "job2"), ["/r2"]);
 
-    // On each rack, the job preferring it goes first (NASS line 4), data-local first.
-    let on_rack2 = ranking(&env.offer(2, 2), "root.sw");
-    assert_eq!(
-        on_rack2[..3],
-        ["job2:20:node", "job2:20:rack", "job2:20:any"]
-    );
-    let on_rack1 = ranking(&env.offer(1, 2), "root.sw");
-    assert_eq!(
-        on_rack1[..3],
-        ["job1:20:node", "job1:20:rack", "job1:20:any"]
-    );
+    // On each rack's data node the job preferring the rack goes (NASS line 4), node-local; the
+    // other job's split there is node-local too, but it waits for its own rack (its locality
+    // wait), so the preference binds.
+    assert_eq!(ranking(&env.offer(2, 1), "root.sw"), ["job2:20:node"]);
+    assert_eq!(ranking(&env.offer(1, 1), "root.sw"), ["job1:20:node"]);
 }
 
 /// Figure 7: each job's intermediate data sits 90/10 on two racks (job2 the other way round).
@@ -199,7 +193,17 @@ fn preference_quotas_only_rank_an_over_quota_reduce_last() {
 #[test]
 fn an_earlier_starvation_window_overrides_the_nass_categories() {
     for (window_ms, first) in [("600000", "old:20:any"), ("0", "new:20:node")] {
-        let mut env = TestEnv::with_queue(2, 1, &[], &[("starvationWindowMs", window_ms)]);
+        // Without the locality wait, which would hold the old job's remote map for a while.
+        let mut env = TestEnv::with_queue(
+            2,
+            1,
+            &[],
+            &[
+                ("starvationWindowMs", window_ms),
+                ("localityWaitMs", "0"),
+                ("rackWaitMs", "0"),
+            ],
+        );
         env.submit("old", "root.sw", 0, &["rackwise.shuffle-ratio=0.5"]);
         env.submit("new", "root.sw", 700_000, &["rackwise.shuffle-ratio=0.5"]);
         env.asks("old", &[(MAP, 1, &[(2, 1)])]);
@@ -240,7 +244,13 @@ fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
         2,
         1,
         &[],
-        &[("relaxedFairness", "true"), ("relaxedIntervalMs", "5000")],
+        // Without the locality wait, which would hold the remote map on its own.
+        &[
+            ("relaxedFairness", "true"),
+            ("relaxedIntervalMs", "5000"),
+            ("localityWaitMs", "0"),
+            ("rackWaitMs", "0"),
+        ],
     );
     env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=0.5"]);
     env.asks("job", &[(MAP, 2, &[(2, 1)])]);
@@ -257,20 +267,88 @@ fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
     assert!(ranking(&env.offer(1, 1), "root.sw").is_empty());
 }
 
-/// Storage without locality (`file:///`): splits name `localhost` on `/default-rack`, which no
-/// node is on. SAMP never prefers that rack: the job prefers none, and every node of either
-/// rack takes its maps at once.
+/// Locality inside NASS's map lines (delay scheduling's mechanism): a job takes node-local maps
+/// on its SAMP racks at once, rack-local ones there after `localityWaitMs`, and maps elsewhere
+/// after `rackWaitMs` more; a placement starts the clock again.
 #[test]
-fn storage_without_locality_prefers_no_rack_and_maps_go_anywhere() {
-    let mut env = TestEnv::new(2, 2, &[]);
+fn nass_map_waits_for_a_local_placement_for_a_bounded_time() {
+    let mut env = TestEnv::with_queue(
+        2,
+        2,
+        &[],
+        &[("localityWaitMs", "3000"), ("rackWaitMs", "5000")],
+    );
+    env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
+    env.asks("job", &[(MAP, 4, &[(1, 1)])]);
+    assert_eq!(ranking(&env.offer(1, 1), "root.sw")[0], "job:20:node");
+    assert_eq!(preferred(&env, "job"), ["/r1"]);
+    // Rack-local on its preferred rack after the locality wait; off its rack after the rack
+    // wait more.
+    let start = env.now_ms;
+    for (offset, same_rack, other_rack) in [
+        (0, vec![], vec![]),
+        (2_999, vec![], vec![]),
+        (3_000, vec!["job:20:rack", "job:20:any"], vec![]),
+        (7_999, vec!["job:20:rack", "job:20:any"], vec![]),
+        (8_000, vec!["job:20:rack", "job:20:any"], vec!["job:20:any"]),
+    ] {
+        env.now_ms = start + offset;
+        let at = format!("at +{offset} ms");
+        assert_eq!(ranking(&env.offer(1, 2), "root.sw"), same_rack, "{at}");
+        assert_eq!(ranking(&env.offer(2, 1), "root.sw"), other_rack, "{at}");
+    }
+    // A node-local placement sets the job back to level 0, from then.
+    env.run("job", MAP, 1, 1, Locality::NodeLocal);
+    env.asks("job", &[(MAP, 3, &[(1, 1)])]);
+    assert!(ranking(&env.offer(2, 1), "root.sw").is_empty());
+}
+
+/// Storage without locality (`file:///`): splits name `localhost` on `/default-rack`, which no
+/// node is on. SAMP never prefers that rack (it picks racks with nodes by capacity), and the
+/// job's maps are not held for a node-local placement that can never come.
+#[test]
+fn storage_without_locality_samp_skips_rackless_racks_and_maps_are_not_held() {
+    let mut env = TestEnv::with_queue(
+        3,
+        2,
+        &[],
+        &[("localityWaitMs", "3000"), ("rackWaitMs", "3000")],
+    );
     env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
     env.map_asks_naming("job", 4, &["localhost"], &["/default-rack"]);
-    for (rack, node) in [(1, 1), (2, 1), (2, 2)] {
-        assert_eq!(
-            ranking(&env.offer(rack, node), "root.sw"),
-            ["job:20:any"],
-            "r{rack}n{node}"
-        );
-    }
-    assert!(preferred(&env, "job").is_empty(), "never /default-rack");
+    let first = env.offer(1, 1);
+    // Every rack gives 16 containers, more than the job's 4 maps: one rack, the first by name.
+    assert_eq!(preferred(&env, "job"), ["/r1"], "never /default-rack");
+    // On its rack the map goes at once (no node-local wait); elsewhere after the rack wait.
+    assert_eq!(ranking(&first, "root.sw"), ["job:20:any"]);
+    let start = env.now_ms;
+    assert!(ranking(&env.offer(2, 1), "root.sw").is_empty());
+    env.now_ms = start + 3_000;
+    assert_eq!(ranking(&env.offer(2, 1), "root.sw"), ["job:20:any"]);
+}
+
+/// NASS places by locality first: another job's data-local map beats the preferring job's
+/// rack-local or remote one; at each locality the job preferring the rack goes first.
+#[test]
+fn nass_ranks_locality_before_rack_preference() {
+    let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "0"), ("rackWaitMs", "0")]);
+    env.submit("job1", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
+    env.submit("job2", "root.sw", 2, &["rackwise.shuffle-ratio=1"]);
+    env.asks("job1", &[(MAP, 8, &[(1, 1)])]);
+    env.offer(1, 1);
+    // Both racks hold job2's splits equally: it takes rack 2, which no other job prefers.
+    env.asks("job2", &[(MAP, 8, &[(1, 2), (2, 1)])]);
+    env.offer(1, 1);
+    assert_eq!(preferred(&env, "job1"), ["/r1"]);
+    assert_eq!(preferred(&env, "job2"), ["/r2"]);
+    assert_eq!(
+        ranking(&env.offer(1, 2), "root.sw"),
+        [
+            "job2:20:node",
+            "job1:20:rack",
+            "job2:20:rack",
+            "job1:20:any",
+            "job2:20:any"
+        ]
+    );
 }

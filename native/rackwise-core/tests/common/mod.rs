@@ -28,7 +28,15 @@ pub struct TestEnv {
     pub pending: Vec<Event>,
     pub now_ms: u64,
     containers: u32,
+    /// Memory of every node: `CONTAINER_MB` per container it holds.
+    node_memory_mb: u64,
 }
+
+/// Memory of the containers the helpers ask for and run.
+pub const CONTAINER_MB: u64 = 1024;
+
+/// Containers of `CONTAINER_MB` a node holds unless a suite says otherwise.
+const CONTAINERS_PER_NODE: u64 = 8;
 
 impl TestEnv {
     /// NAS's memory.
@@ -129,6 +137,46 @@ impl TestEnv {
         queues: Vec<QueueSettings>,
         policies: Registry,
     ) -> Result<TestEnv, CoreError> {
+        Self::sized(
+            racks,
+            nodes_per_rack,
+            CONTAINERS_PER_NODE,
+            settings,
+            queues,
+            policies,
+        )
+    }
+
+    /// As `with_queue`, on nodes of `containers_per_node` containers.
+    pub fn with_node_containers(
+        racks: u32,
+        nodes_per_rack: u32,
+        containers_per_node: u64,
+        settings: &[(&str, &str)],
+        queue_elements: &[(&str, &str)],
+    ) -> TestEnv {
+        let mut elements = vec![("policy", "shufflewatcher")];
+        elements.extend_from_slice(queue_elements);
+        let queues = vec![queue("root.sw", &elements), plain_queue()];
+        Self::sized(
+            racks,
+            nodes_per_rack,
+            containers_per_node,
+            settings,
+            queues,
+            Registry::builtin(),
+        )
+        .expect("valid config")
+    }
+
+    fn sized(
+        racks: u32,
+        nodes_per_rack: u32,
+        containers_per_node: u64,
+        settings: &[(&str, &str)],
+        queues: Vec<QueueSettings>,
+        policies: Registry,
+    ) -> Result<TestEnv, CoreError> {
         let config = EngineConfig {
             settings: settings
                 .iter()
@@ -144,6 +192,7 @@ impl TestEnv {
             pending: vec![],
             now_ms: 1_000_000,
             containers: 0,
+            node_memory_mb: containers_per_node * CONTAINER_MB,
         };
         for r in 1..=racks {
             for n in 1..=nodes_per_rack {
@@ -152,7 +201,7 @@ impl TestEnv {
                     host: host(r, n),
                     rack: rack(r),
                     capacity: Resources {
-                        memory_mb: 8192,
+                        memory_mb: env.node_memory_mb,
                         vcores: 8,
                     },
                 });
@@ -192,7 +241,7 @@ impl TestEnv {
                 priority: Priority(*priority),
                 any: *count,
                 resources: Resources {
-                    memory_mb: 1024,
+                    memory_mb: CONTAINER_MB,
                     vcores: 1,
                 },
                 hosts: replicas
@@ -219,7 +268,7 @@ impl TestEnv {
                 priority: Priority(MAP),
                 any: count,
                 resources: Resources {
-                    memory_mb: 1024,
+                    memory_mb: CONTAINER_MB,
                     vcores: 1,
                 },
                 hosts: hosts.iter().map(|h| (Arc::from(*h), count)).collect(),
@@ -248,7 +297,7 @@ impl TestEnv {
             priority: Priority(priority),
             locality,
             resources: Resources {
-                memory_mb: 1024,
+                memory_mb: CONTAINER_MB,
                 vcores: 1,
             },
             time_ms: self.now_ms,
@@ -300,7 +349,7 @@ impl TestEnv {
             node: NodeOffer {
                 node: node(r, n),
                 unallocated: Resources {
-                    memory_mb: 8192,
+                    memory_mb: self.node_memory_mb,
                     vcores: 8,
                 },
                 utilization,

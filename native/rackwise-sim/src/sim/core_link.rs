@@ -297,13 +297,15 @@ impl Sim<'_> {
     }
 
     /// Records, once a job's maps are all done, how much of its map output sits on the racks
-    /// SAMP preferred for it (only ShuffleWatcher prefers racks; other policies record nothing).
+    /// SAMP preferred for it (only ShuffleWatcher prefers racks; other policies, and jobs SAMP
+    /// gave every rack, record nothing).
     pub(super) fn record_preferred_output(&mut self, j: u32) {
         let Some(engine) = &self.engine else { return };
         let Some(samp) = engine
             .policy::<ShuffleWatcher>()
             .and_then(|sw| sw.job(&self.app_ids[j as usize]))
             .and_then(|placement| placement.samp.as_ref())
+            .filter(|samp| !samp.preferred.is_empty())
         else {
             return;
         };

@@ -1,18 +1,22 @@
 //! ShuffleWatcher (ATC'14): NASS orders a queue's tasks by whether the offered node's rack is
 //! network-saturated (NetSat); SAMP picks, once per job, the racks its maps should prefer;
 //! SARP fixes, once per job, how its reduces split over racks; a starvation window ranks older
-//! jobs first; relaxed fairness lets a queue with nothing preferred pass its turn.
+//! jobs first; relaxed fairness lets a queue with nothing preferred pass its turn. Inside
+//! NASS's map lines a job waits, for a bounded time, for a node-local map or one on its preferred
+//! racks (delay scheduling's mechanism, which is what makes SAMP's preference bind).
 
 mod nass;
 pub mod samp;
 pub mod sarp;
 
 use crate::mapreduce::{TaskKind, MAP_PRIORITY};
-use crate::policy::{log_storage_without_locality, Context, Policy, Turn};
-use crate::protocol::{AppId, PlanEntry, RackName};
+use crate::policy::{
+    containers_fitting, log_storage_without_locality, reachable_map_locality, Context, Policy, Turn,
+};
+use crate::protocol::{AppId, Locality, PlanEntry, RackName};
 use crate::settings::{params::no_check, Declaration, Param, ParamValues};
 use crate::state::{App, ClusterState, Observation};
-use samp::SampChoice;
+use samp::{RackCapacity, SampChoice};
 use std::collections::BTreeMap;
 
 const RELAXED_FAIRNESS: &str = "relaxedFairness";
@@ -22,6 +26,8 @@ const SHUFFLE_HEAVY_RATIO: &str = "shuffleHeavyRatio";
 const MAP_COMPLETION_THRESHOLD: &str = "mapCompletionThreshold";
 const STARVATION_WINDOW_MS: &str = "starvationWindowMs";
 const RELAXED_INTERVAL_MS: &str = "relaxedIntervalMs";
+const LOCALITY_WAIT_MS: &str = "localityWaitMs";
+const RACK_WAIT_MS: &str = "rackWaitMs";
 
 /// The `<rackwise>` elements of a `shufflewatcher` queue.
 const QUEUE_PARAMS: &[Param] = &[
@@ -73,6 +79,29 @@ const QUEUE_PARAMS: &[Param] = &[
         3_600_000.0,
         "longest a user may be skipped under relaxed fairness",
     ),
+    Param::number(
+        LOCALITY_WAIT_MS,
+        // Measured (policy/BENCHMARK.md): 2 s beat 5 s (delay's setting) and 10 s on both
+        // workloads; 1 s traded locality for nothing more.
+        2_000.0,
+        (0.0, false),
+        3_600_000.0,
+        "how long a job's maps wait for a node-local placement before taking rack-local ones \
+         (on its SAMP racks), and, for a job without a SAMP choice, for a rack-local one before \
+         any; 0 = no wait",
+    ),
+    Param::number(
+        RACK_WAIT_MS,
+        // What makes SAMP's preference bind: at 2 s (localityWaitMs) stock TeraSort beside
+        // WordCount on two racks (CrossRackShuffleIT) moved 0.84 of FairScheduler's shuffle
+        // across racks, held until the starvation guard 0.02. The guard's default, so a default
+        // install holds maps for their racks as long as the guard allows and no longer.
+        30_000.0,
+        (0.0, false),
+        3_600_000.0,
+        "how long a job's maps wait for a node of its SAMP racks before taking any node \
+         elsewhere; 0 = no wait",
+    ),
 ];
 
 /// A queue's parameters, read from its declared values.
@@ -87,6 +116,10 @@ pub(crate) struct Params {
     pub relaxed_fairness: bool,
     /// For how long relaxed fairness may skip a user (5 s, as Delay Scheduling).
     pub relaxed_interval_ms: u64,
+    /// How long a job waits for node-local maps (and, without a SAMP choice, rack-local ones).
+    pub locality_wait_ms: u64,
+    /// How long a job waits for a node of its SAMP racks before taking any node elsewhere.
+    pub rack_wait_ms: u64,
     /// SARP quotas: `strict` vetoes a shuffle-heavy job's reduces on racks whose quota is
     /// used; `preference` only ranks them lower (Figure 3 lines 9/14 taken literally).
     pub strict_reduce_quotas: bool,
@@ -103,6 +136,8 @@ impl Params {
             starvation_window_ms: values.number(STARVATION_WINDOW_MS) as u64,
             relaxed_fairness: values.bool(RELAXED_FAIRNESS),
             relaxed_interval_ms: values.number(RELAXED_INTERVAL_MS) as u64,
+            locality_wait_ms: values.number(LOCALITY_WAIT_MS) as u64,
+            rack_wait_ms: values.number(RACK_WAIT_MS) as u64,
             strict_reduce_quotas: values.word(SARP_QUOTA) == "strict",
             measured_reduce_shares: values.word(SARP_SHARES) == "measured",
         }
@@ -119,9 +154,86 @@ pub struct JobPlacement {
     /// `mapCompletionThreshold` of its maps finished.
     pub reduce_shares: Option<BTreeMap<RackName, f64>>,
     sarp_invoked: bool,
-    /// No split of the job names a rack with nodes (storage without locality): SAMP has
-    /// nothing to choose from and the job prefers no rack.
-    without_locality: bool,
+    /// The job's map-locality wait, from the first offer that saw its maps.
+    pub map_wait: Option<MapWait>,
+    /// The closest locality any of its pending maps can get (`reachable_map_locality`), as of
+    /// its latest ask table: worked out when the table changes (the MapReduce AM re-sends it
+    /// after every allocation), not on every offer.
+    pub reachable: Option<Locality>,
+}
+
+/// How far a job's maps have relaxed their placement (delay scheduling's allowed level, with
+/// SAMP's racks in it): level 0 takes node-local maps on the job's preferred racks; level 1 also
+/// rack-local maps there and any map on them (SAMP accepts those remote reads); level 2 any map,
+/// node-local ones off the racks included. A job without a SAMP choice waits as delay scheduling does
+/// (node-local, then rack-local, then any). A job rises from level 0 after `localityWaitMs`
+/// without a placement, and from level 1 after `rackWaitMs` (`localityWaitMs` without a SAMP
+/// choice); a placement sets the level it needed, as FairScheduler resets its allowed locality
+/// to the one it just assigned.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct MapWait {
+    pub level: u8,
+    pub since_ms: u64,
+}
+
+/// The most relaxed level.
+const ANY_MAP: u8 = 2;
+
+impl MapWait {
+    /// The level a map at `locality` needs on a rack the job prefers (`Some(true)`), does not
+    /// prefer (`Some(false)`), or when it has no SAMP preference (`None`).
+    fn needed(locality: Locality, preferred: Option<bool>) -> u8 {
+        match (locality, preferred) {
+            (Locality::NodeLocal, Some(true) | None) => 0,
+            (Locality::RackLocal, Some(true) | None) | (Locality::OffSwitch, Some(true)) => 1,
+            // Off the SAMP racks, even a node-local map puts its output where the job's
+            // reduces will not be: SAMP already weighed that read against the shuffle.
+            (Locality::NodeLocal | Locality::RackLocal, Some(false)) | (Locality::OffSwitch, _) => {
+                ANY_MAP
+            }
+        }
+    }
+
+    /// The level now: the lowest the job can ever use (no live split host skips the node
+    /// level; no locality and no preference leaves nothing to wait for), then one more per wait
+    /// served since the job's last placement.
+    fn level(&self, now_ms: u64, reachable: Locality, has_preference: bool, params: &Params) -> u8 {
+        // Levels no split can use are skipped, not waited through.
+        let floor = match (reachable, has_preference) {
+            (Locality::NodeLocal, _) => 0,
+            (Locality::RackLocal, _) | (Locality::OffSwitch, true) => 1,
+            (Locality::OffSwitch, false) => ANY_MAP,
+        };
+        let mut level = self.level.max(floor);
+        let mut waited = now_ms.saturating_sub(self.since_ms);
+        while level < ANY_MAP {
+            let wait = if level == 1 && has_preference {
+                params.rack_wait_ms
+            } else {
+                params.locality_wait_ms
+            };
+            if waited < wait {
+                break;
+            }
+            waited -= wait;
+            level += 1;
+        }
+        level
+    }
+}
+
+impl JobPlacement {
+    /// Whether the job's SAMP racks hold `rack`; `None` without a SAMP preference.
+    pub fn prefers(&self, rack: &RackName) -> Option<bool> {
+        self.samp.as_ref().and_then(|samp| samp.prefers(rack))
+    }
+
+    /// Whether SAMP prefers some racks over others for the job.
+    fn has_preference(&self) -> bool {
+        self.samp
+            .as_ref()
+            .is_some_and(|samp| !samp.preferred.is_empty())
+    }
 }
 
 /// ShuffleWatcher's memory: each job's SAMP and SARP decisions, and since when relaxed
@@ -188,10 +300,7 @@ impl ShuffleWatcher {
         params: &Params,
     ) {
         let maps = app.asks.get(&MAP_PRIORITY);
-        let samp_due = maps.is_some()
-            && self
-                .at(slot, id)
-                .is_none_or(|j| j.samp.is_none() && !j.without_locality);
+        let samp_due = maps.is_some() && self.at(slot, id).is_none_or(|j| j.samp.is_none());
         // SAMP's tie-break walks every job, so it is counted only when SAMP runs (once per
         // job). This ask table changes no other job's choice.
         let preferred_by_others = samp_due.then(|| self.racks_preferred_by_jobs_other_than(id));
@@ -205,44 +314,37 @@ impl ShuffleWatcher {
         let Some((_, placement)) = entry else {
             return;
         };
+        let reachable = reachable_map_locality(app, state);
+        if reachable == Locality::OffSwitch && placement.reachable != Some(reachable) {
+            log_storage_without_locality("shufflewatcher", app);
+        }
+        placement.reachable = Some(reachable);
         if let (Some(preferred_by_others), Some(maps)) = (preferred_by_others, maps) {
-            // A split on a rack no node is on (`/default-rack`, where storage without locality
-            // such as `file:///` or an object store puts `localhost`) can never be read there:
-            // SAMP weighs only racks with nodes.
-            let racks_with_nodes: BTreeMap<RackName, u32> = maps
-                .racks
-                .iter()
-                .filter(|(rack, count)| **count > 0 && state.nodes_on_rack(rack) > 0)
-                .map(|(rack, count)| (rack.clone(), *count))
-                .collect();
-            if racks_with_nodes.is_empty() {
-                placement.without_locality = true;
-                log_storage_without_locality("shufflewatcher", app);
-                return;
-            }
             placement.samp = samp::choose(
                 maps.any,
-                &racks_with_nodes,
+                &maps.racks,
                 app.job.estimate.ratio,
                 &preferred_by_others,
+                &rack_capacity(state, maps),
             );
             // Once per job: the one place an operator can see why its maps cluster.
             if let Some(choice) = &placement.samp {
                 log::info!(
-                    "job '{}' (queue {}): SAMP prefers racks {} for its {} maps \
-                     (splits per rack {:?}, racks other jobs prefer {:?}), \
-                     tentative reduce shares {}",
+                    "job '{}' (queue {}): SAMP prefers {} for its {} maps \
+                     (splits per rack {:?}, racks other jobs prefer {:?}, best locality any \
+                     split can get {:?}), tentative reduce shares {}",
                     app.name,
                     app.queue,
-                    choice
-                        .preferred
-                        .iter()
-                        .map(|r| &*r.0)
-                        .collect::<Vec<_>>()
-                        .join(","),
+                    if choice.preferred.is_empty() {
+                        "no rack over another (its best set is every rack)".to_string()
+                    } else {
+                        let racks: Vec<&str> = choice.preferred.iter().map(|r| &*r.0).collect();
+                        format!("racks {}", racks.join(","))
+                    },
                     maps.any,
                     maps.racks,
                     preferred_by_others,
+                    reachable,
                     format_shares(&choice.tentative_shares)
                 );
             }
@@ -338,7 +440,28 @@ impl Policy for ShuffleWatcher {
                     return;
                 }
                 if let Some(values) = context.steered(&app.queue) {
-                    self.shuffle_watch(context.state, id, slot, app, values.typed(Params::of));
+                    self.shuffle_watch(state, id, slot, app, values.typed(Params::of));
+                }
+            }
+            // A placed map sets the job's wait to the level it needed, from now.
+            Observation::TaskStarted {
+                app,
+                rack,
+                kind: TaskKind::Map,
+                locality,
+                time_ms,
+                ..
+            } => {
+                let Some(slot) = context.state.apps.slot_of(app) else {
+                    return;
+                };
+                if let Some(Some((id, placement))) = self.jobs.get_mut(slot) {
+                    if id == app {
+                        placement.map_wait = Some(MapWait {
+                            level: MapWait::needed(*locality, placement.prefers(rack)),
+                            since_ms: *time_ms,
+                        });
+                    }
                 }
             }
             _ => {}
@@ -347,15 +470,71 @@ impl Policy for ShuffleWatcher {
 
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {
         let params = turn.params.typed(Params::of);
+        let now_ms = turn.offer.now_ms;
+        // A job's wait starts at the first offer that sees its maps.
+        for candidate in turn.candidates {
+            if let Some(Some((id, placement))) = self.jobs.get_mut(candidate.slot) {
+                if id == candidate.id
+                    && placement.map_wait.is_none()
+                    && candidate.app.pending(TaskKind::Map) > 0
+                {
+                    placement.map_wait = Some(MapWait {
+                        level: 0,
+                        since_ms: now_ms,
+                    });
+                }
+            }
+        }
         let placements: Vec<Option<&JobPlacement>> = turn
             .candidates
             .iter()
             .map(|candidate| self.at(candidate.slot, candidate.id))
             .collect();
-        let preferred = nass::rank(turn.candidates, &placements, params, turn.offer, entries);
+        // Each job's map level on this offer; a job ShuffleWatcher knows nothing of is not held.
+        let levels: Vec<u8> = placements
+            .iter()
+            .map(|placement| {
+                let Some(placement) = placement else {
+                    return ANY_MAP;
+                };
+                placement.map_wait.map_or(ANY_MAP, |wait| {
+                    wait.level(
+                        now_ms,
+                        placement.reachable.unwrap_or(Locality::NodeLocal),
+                        placement.has_preference(),
+                        params,
+                    )
+                })
+            })
+            .collect();
+        let preferred = nass::rank(
+            turn.candidates,
+            &placements,
+            &levels,
+            params,
+            turn.offer,
+            entries,
+        );
         if params.relaxed_fairness && !turn.starved {
             self.relax(turn.queue, preferred, params, turn.offer.now_ms, entries);
         }
+    }
+}
+
+/// What each rack with nodes can give a job asking for maps as `maps` does: how many of its map
+/// containers the rack's nodes hold, and an even share of the cluster's among the known apps.
+fn rack_capacity(state: &ClusterState, maps: &crate::protocol::Ask) -> RackCapacity {
+    let asked = &maps.resources;
+    let mut containers: BTreeMap<RackName, f64> = BTreeMap::new();
+    for node in state.nodes.values() {
+        let fit = containers_fitting(&node.capacity, asked);
+        *containers.entry(node.rack.clone()).or_insert(0.0) += fit as f64;
+    }
+    let cluster: f64 = containers.values().sum();
+    let apps = state.apps.values().count().max(1) as f64;
+    RackCapacity {
+        containers,
+        fair_share: cluster / apps,
     }
 }
 

@@ -1,8 +1,9 @@
 //! NASS, Network-Aware Shuffle Scheduling (ShuffleWatcher, Figure 3), with SAMP's preferred map
 //! racks and SARP's per-rack reduce quotas.
 //!
-//! When the requesting node's rack is network-saturated, the user's maps go first (those of
-//! jobs preferring this rack, then data-local, then rack-local, then any) and shuffle is
+//! When the requesting node's rack is network-saturated, the user's maps go first (data-local,
+//! then rack-local, then any; at each locality those of jobs preferring this rack first) and
+//! shuffle is
 //! delayed: reduces of shuffle-light jobs, then shuffle-heavy reduces within their rack quota,
 //! then any reduce. When it is not saturated, shuffle-heavy reduces within quota go first to
 //! favour intra-job concurrency, then other heavy reduces, then light ones, then maps in the
@@ -18,7 +19,7 @@
 //!   categories (a 10-minute-old job's remote map beats a new job's local one).
 
 use super::sarp::{self, QuotaState};
-use super::{JobPlacement, Params};
+use super::{JobPlacement, MapWait, Params};
 use crate::mapreduce::TaskKind;
 use crate::policy::{Candidate, Offer};
 use crate::protocol::{Ask, Locality, PlanEntry};
@@ -26,8 +27,12 @@ use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Category {
-    /// Lines 4/16: maps of jobs whose PreferredMapRacks hold this rack.
-    PreferredRackMaps,
+    /// Lines 4/16: maps of jobs whose PreferredMapRacks hold this rack, split by locality so
+    /// that locality comes first (node-local maps of any job before a preferring job's remote
+    /// one): data-local, rack-local, any.
+    PreferredRackNodeMaps,
+    PreferredRackRackMaps,
+    PreferredRackAnyMaps,
     /// Lines 5/17: data-local maps, then rack-local maps.
     NodeLocalMaps,
     RackLocalMaps,
@@ -41,11 +46,14 @@ enum Category {
     OtherHeavyReduces,
 }
 
-/// Figure 3 lines 4–9: maps first, shuffle delayed.
-const SATURATED: [Category; 7] = [
-    Category::PreferredRackMaps,
+/// Figure 3 lines 4–9: maps first, shuffle delayed; at each locality, maps of jobs preferring
+/// this rack first.
+const SATURATED: [Category; 9] = [
+    Category::PreferredRackNodeMaps,
     Category::NodeLocalMaps,
+    Category::PreferredRackRackMaps,
     Category::RackLocalMaps,
+    Category::PreferredRackAnyMaps,
     Category::AnyMaps,
     Category::LightReduces,
     Category::HeavyReducesUnderQuota,
@@ -53,13 +61,15 @@ const SATURATED: [Category; 7] = [
 ];
 
 /// Figure 3 lines 13–18: shuffle first, heavy before light, then maps.
-const UNSATURATED: [Category; 7] = [
+const UNSATURATED: [Category; 9] = [
     Category::HeavyReducesUnderQuota,
     Category::OtherHeavyReduces,
     Category::LightReduces,
-    Category::PreferredRackMaps,
+    Category::PreferredRackNodeMaps,
     Category::NodeLocalMaps,
+    Category::PreferredRackRackMaps,
     Category::RackLocalMaps,
+    Category::PreferredRackAnyMaps,
     Category::AnyMaps,
 ];
 
@@ -68,14 +78,24 @@ impl Category {
     /// out so that no offer formats one.
     fn reason(self, saturated: bool) -> &'static str {
         match (saturated, self) {
-            (true, Category::PreferredRackMaps) => "nass:saturated:preferred-rack-map",
+            (
+                true,
+                Category::PreferredRackNodeMaps
+                | Category::PreferredRackRackMaps
+                | Category::PreferredRackAnyMaps,
+            ) => "nass:saturated:preferred-rack-map",
             (true, Category::NodeLocalMaps) => "nass:saturated:node-local-map",
             (true, Category::RackLocalMaps) => "nass:saturated:rack-local-map",
             (true, Category::AnyMaps) => "nass:saturated:any-map",
             (true, Category::LightReduces) => "nass:saturated:light-reduce",
             (true, Category::HeavyReducesUnderQuota) => "nass:saturated:heavy-reduce-under-quota",
             (true, Category::OtherHeavyReduces) => "nass:saturated:heavy-reduce",
-            (false, Category::PreferredRackMaps) => "nass:unsaturated:preferred-rack-map",
+            (
+                false,
+                Category::PreferredRackNodeMaps
+                | Category::PreferredRackRackMaps
+                | Category::PreferredRackAnyMaps,
+            ) => "nass:unsaturated:preferred-rack-map",
             (false, Category::NodeLocalMaps) => "nass:unsaturated:node-local-map",
             (false, Category::RackLocalMaps) => "nass:unsaturated:rack-local-map",
             (false, Category::AnyMaps) => "nass:unsaturated:any-map",
@@ -91,7 +111,9 @@ impl Category {
     /// (Figure 3 lines 4/5/7/8 saturated, 13/16/17 unsaturated: choice 9).
     pub(super) fn is_preferred(self, saturated: bool) -> bool {
         match self {
-            Category::PreferredRackMaps
+            Category::PreferredRackNodeMaps
+            | Category::PreferredRackRackMaps
+            | Category::PreferredRackAnyMaps
             | Category::NodeLocalMaps
             | Category::RackLocalMaps
             | Category::HeavyReducesUnderQuota => true,
@@ -100,27 +122,23 @@ impl Category {
         }
     }
 
-    /// The localities at which `ask` falls in this category on this offer, best first.
+    /// The locality at which `ask` falls in this category on this offer, if it does.
+    /// `prefers_here` says whether the job's SAMP racks hold the offered one (`None`: no SAMP
+    /// choice).
     fn admits(
         self,
         candidate: &Candidate,
         placement: Option<&JobPlacement>,
+        prefers_here: Option<bool>,
         ask: &Ask,
         policy: &Params,
         offer: &Offer,
-    ) -> &'static [Locality] {
-        const LOCAL_FIRST: &[Locality] = &[
-            Locality::NodeLocal,
-            Locality::RackLocal,
-            Locality::OffSwitch,
-        ];
-        const NODE: &[Locality] = &[Locality::NodeLocal];
-        const RACK: &[Locality] = &[Locality::RackLocal];
-        const ANY: &[Locality] = &[Locality::OffSwitch];
-        const NONE: &[Locality] = &[];
+    ) -> Option<Locality> {
         let app = candidate.app;
         let kind = TaskKind::of_mapreduce_priority(ask.priority);
         let heavy = app.job.estimate.ratio > policy.shuffle_heavy_ratio;
+        let node_split = || ask.hosts.get(offer.host).is_some_and(|n| *n > 0);
+        let rack_split = || ask.racks.get(offer.rack).is_some_and(|n| *n > 0);
         let quota = || {
             let pending_reduces = app.pending(TaskKind::Reduce);
             let measured_now = policy.measured_reduce_shares
@@ -148,18 +166,15 @@ impl Category {
             }
         };
         let admitted = match self {
-            Category::PreferredRackMaps => {
-                kind == TaskKind::Map
-                    && placement
-                        .and_then(|p| p.samp.as_ref())
-                        .is_some_and(|samp| samp.preferred.contains(offer.rack))
+            Category::PreferredRackNodeMaps => {
+                kind == TaskKind::Map && prefers_here == Some(true) && node_split()
             }
-            Category::NodeLocalMaps => {
-                kind == TaskKind::Map && ask.hosts.get(offer.host).is_some_and(|n| *n > 0)
+            Category::PreferredRackRackMaps => {
+                kind == TaskKind::Map && prefers_here == Some(true) && rack_split()
             }
-            Category::RackLocalMaps => {
-                kind == TaskKind::Map && ask.racks.get(offer.rack).is_some_and(|n| *n > 0)
-            }
+            Category::PreferredRackAnyMaps => kind == TaskKind::Map && prefers_here == Some(true),
+            Category::NodeLocalMaps => kind == TaskKind::Map && node_split(),
+            Category::RackLocalMaps => kind == TaskKind::Map && rack_split(),
             Category::AnyMaps => kind == TaskKind::Map,
             Category::LightReduces => kind == TaskKind::Reduce && !heavy,
             Category::HeavyReducesUnderQuota => {
@@ -175,22 +190,23 @@ impl Category {
                     }
             }
         };
-        match (admitted, self) {
-            (false, _) => NONE,
-            (true, Category::PreferredRackMaps) => LOCAL_FIRST,
-            (true, Category::NodeLocalMaps) => NODE,
-            (true, Category::RackLocalMaps) => RACK,
-            (true, _) => ANY,
-        }
+        admitted.then_some(match self {
+            Category::PreferredRackNodeMaps | Category::NodeLocalMaps => Locality::NodeLocal,
+            Category::PreferredRackRackMaps | Category::RackLocalMaps => Locality::RackLocal,
+            _ => Locality::OffSwitch,
+        })
     }
 }
 
 /// Appends the NASS ranking of the queue's jobs for this offer to `entries`; returns whether
 /// any entry is "preferred" (for relaxed fairness). `candidates` come by arrival (submit time
 /// first), so each starvation window's jobs are one run of them, earlier windows first.
+/// `levels` are the jobs' map-locality levels (`MapWait`): a map placement the job's level
+/// does not reach yet is left out, so the job waits for a better one, for a bounded time.
 pub(super) fn rank(
     candidates: &[Candidate],
     placements: &[Option<&JobPlacement>],
+    levels: &[u8],
     policy: &Params,
     offer: &Offer,
     entries: &mut Vec<PlanEntry>,
@@ -201,45 +217,46 @@ pub(super) fn rank(
         0 => 0,
         width => c.app.submit_ms / width,
     };
+    // Whether each job prefers the offered rack: one set lookup per job, not one per entry.
+    let prefers_here: Vec<Option<bool>> = placements
+        .iter()
+        .map(|placement| placement.and_then(|p| p.prefers(offer.rack)))
+        .collect();
     let mut preferred = false;
     // An entry repeated in a later category could never be chosen: the first satisfiable one
     // wins. Emit each (app, priority, locality) once; the app is known by its position among
     // the candidates (each is a distinct app), so the set compares integers, not app ids.
     let mut emitted = BTreeSet::new();
-    // What each (job, ask) of the window admits in the current category, in job then ask
-    // order, with the job's position: worked out once per category rather than once per
-    // locality slot.
-    let mut admitted: Vec<(usize, &Candidate, &Ask, &[Locality])> = Vec::new();
     let mut window_start = 0;
     for in_window in candidates.chunk_by(|a, b| window(a) == window(b)) {
         for category in order {
-            admitted.clear();
             for (position, candidate) in (window_start..).zip(in_window) {
                 let placement = placements[position];
                 for ask in candidate.app.asks.values() {
-                    admitted.push((
-                        position,
+                    let Some(locality) = category.admits(
                         candidate,
+                        placement,
+                        prefers_here[position],
                         ask,
-                        category.admits(candidate, placement, ask, policy, offer),
-                    ));
-                }
-            }
-            // Locality is the outer loop inside a category, so every job's data-local map on
-            // a preferred rack comes before any job's remote one.
-            for slot in 0..3 {
-                for &(position, candidate, ask, localities) in &admitted {
-                    let Some(locality) = localities.get(slot) else {
+                        policy,
+                        offer,
+                    ) else {
                         continue;
                     };
-                    if !emitted.insert((position, ask.priority, *locality)) {
+                    // A map the job's locality wait does not reach yet is left out.
+                    if TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Map
+                        && MapWait::needed(locality, prefers_here[position]) > levels[position]
+                    {
+                        continue;
+                    }
+                    if !emitted.insert((position, ask.priority, locality)) {
                         continue;
                     }
                     preferred |= category.is_preferred(saturated);
                     entries.push(PlanEntry {
                         app: candidate.id.clone(),
                         priority: ask.priority,
-                        locality: *locality,
+                        locality,
                         reason: category.reason(saturated).into(),
                     });
                 }

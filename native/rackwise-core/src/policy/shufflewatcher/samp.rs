@@ -15,7 +15,14 @@
 //!   roughly the same rate), each rack taking at most the maps it holds; remote maps spread
 //!   evenly;
 //! * equally-holding racks are ordered by how many other jobs already prefer them, then by
-//!   name, which spreads jobs whose data sit on the same racks (the paper's Figure 5).
+//!   name, which spreads jobs whose data sit on the same racks (the paper's Figure 5);
+//! * a set must be able to give the job its containers: each rack gives its map containers
+//!   shared with the other jobs that prefer it, and the set must give at least what the job can
+//!   expect to run at once (its maps, at most an even share of the cluster). A preference the
+//!   racks cannot serve would only make the job wait (NASS holds maps for their preferred racks);
+//! * only racks with nodes count. Storage without locality names a rack no node is on
+//!   (`/default-rack`); a job with no split on a rack with nodes gets the fewest racks that can
+//!   give it its containers, the most giving first.
 
 use crate::protocol::RackName;
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,43 +30,92 @@ use std::collections::{BTreeMap, BTreeSet};
 /// SAMP's decision for one job.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SampChoice {
+    /// The racks the job's maps prefer; empty when the best set is every rack with nodes. A
+    /// preference for every rack binds nothing: such a job waits for locality as one without a
+    /// SAMP choice, and later jobs' choices do not count it against any rack's containers (a
+    /// job alone on the cluster needs every rack for its even share; counted on each rack, it
+    /// halved what every rack could give the next job, so a shuffle-heavy job arriving beside
+    /// it was given every rack too and its maps spread).
     pub preferred: BTreeSet<RackName>,
     /// Predicted share of the job's map output per rack, for SARP's TentativeReducePerRack.
     pub tentative_shares: BTreeMap<RackName, f64>,
 }
 
+impl SampChoice {
+    /// Whether the job prefers `rack`; `None` when it prefers no rack over another.
+    pub fn prefers(&self, rack: &RackName) -> Option<bool> {
+        (!self.preferred.is_empty()).then(|| self.preferred.contains(rack))
+    }
+}
+
+/// What a job's racks can give it: per rack with nodes, the map containers it holds, and the
+/// job's expected concurrent maps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RackCapacity {
+    /// Map containers of the job's size each rack with nodes holds.
+    pub containers: BTreeMap<RackName, f64>,
+    /// The containers the job can expect at once: an even share of the cluster among the jobs.
+    pub fair_share: f64,
+}
+
 /// Chooses PreferredMapRacks for a job of `maps` maps whose splits have a replica on each rack
 /// as `replicas` says, with shuffle/input `ratio`. `preferred_by_others` counts, per rack, the
-/// running jobs that already prefer it. `None` when the asks carry no rack at all.
+/// running jobs that already prefer it. `None` when the cluster has no rack with nodes.
 pub fn choose(
     maps: u32,
     replicas: &BTreeMap<RackName, u32>,
     ratio: f64,
     preferred_by_others: &BTreeMap<RackName, u32>,
+    capacity: &RackCapacity,
 ) -> Option<SampChoice> {
     let total = maps as f64;
-    let mut sorted: Vec<(&RackName, f64)> = replicas
+    let others = |rack: &RackName| preferred_by_others.get(rack).copied().unwrap_or(0);
+    // What a rack can give this job: its containers, shared with the jobs that prefer it.
+    let gives = |rack: &RackName, containers: f64| containers / f64::from(1 + others(rack));
+    // Racks with nodes, with the splits each holds (replicas on racks without nodes, such as
+    // `/default-rack`, can never be read locally).
+    let mut sorted: Vec<(&RackName, f64, f64)> = capacity
+        .containers
         .iter()
-        .filter(|(_, count)| **count > 0)
-        .map(|(rack, count)| (rack, (*count as f64).min(total)))
+        .map(|(rack, containers)| {
+            let held = replicas.get(rack).map_or(0.0, |c| (*c as f64).min(total));
+            (rack, held, gives(rack, *containers))
+        })
         .collect();
     if total <= 0.0 || sorted.is_empty() {
         return None;
     }
-    let others = |rack: &RackName| preferred_by_others.get(rack).copied().unwrap_or(0);
+    // Racks holding more of the job's splits first; among equals, those other jobs prefer
+    // less, then those that give more, then by name.
     sorted.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
             .then_with(|| others(a.0).cmp(&others(b.0)))
+            .then_with(|| b.2.total_cmp(&a.2))
             .then_with(|| a.0.cmp(b.0))
     });
+    let all_give: f64 = sorted.iter().map(|(_, _, give)| give).sum();
+    let demand = total.min(capacity.fair_share).min(all_give);
 
+    // Candidate sets: the racks by data held, one more at a time, and each other rack alone
+    // (where the racks holding most are shared with other jobs, a rack of its own may give the
+    // job its containers and the same data).
+    let prefixes = (1..=sorted.len()).map(|size| (0..size).collect::<Vec<usize>>());
+    let singles = (1..sorted.len()).map(|rack| vec![rack]);
     let mut best: Option<(f64, SampChoice)> = None;
-    for size in 1..=sorted.len() {
-        let chosen = &sorted[..size];
-        let uncovered = total * chosen.iter().map(|(_, c)| 1.0 - c / total).product::<f64>();
-        let held = balance(total - uncovered, chosen);
+    for set in prefixes.chain(singles) {
+        let chosen: Vec<&(&RackName, f64, f64)> = set.iter().map(|&i| &sorted[i]).collect();
+        let given: f64 = chosen.iter().map(|(_, _, give)| give).sum();
+        // A set that cannot give the job its containers is not a choice (the full set always
+        // is: the demand is at most what every rack gives).
+        if given + 1e-9 < demand && set.len() < sorted.len() {
+            continue;
+        }
+        let size = set.len();
+        let holds: Vec<(&RackName, f64)> = chosen.iter().map(|(r, held, _)| (*r, *held)).collect();
+        let uncovered = total * holds.iter().map(|(_, c)| 1.0 - c / total).product::<f64>();
+        let held = balance(total - uncovered, &holds);
         let remote_each = uncovered / size as f64;
-        let shares: BTreeMap<RackName, f64> = chosen
+        let shares: BTreeMap<RackName, f64> = holds
             .iter()
             .zip(held)
             .map(|((rack, _), maps_here)| ((*rack).clone(), (maps_here + remote_each) / total))
@@ -71,10 +127,15 @@ pub fn choose(
             .as_ref()
             .is_none_or(|(lowest, _)| cost < *lowest - 1e-9)
         {
+            let every_rack = size == sorted.len();
             best = Some((
                 cost,
                 SampChoice {
-                    preferred: shares.keys().cloned().collect(),
+                    preferred: if every_rack {
+                        BTreeSet::new()
+                    } else {
+                        shares.keys().cloned().collect()
+                    },
                     tentative_shares: shares,
                 },
             ));
@@ -119,6 +180,16 @@ mod tests {
             .collect()
     }
 
+    /// `racks` racks `/r1`.. of 100 containers each, and a job share of 100.
+    fn roomy(racks: u32) -> RackCapacity {
+        RackCapacity {
+            containers: (1..=racks)
+                .map(|r| (RackName(format!("/r{r}").into()), 100.0))
+                .collect(),
+            fair_share: 100.0,
+        }
+    }
+
     fn names(choice: &SampChoice) -> Vec<&str> {
         choice.preferred.iter().map(|r| &*r.0).collect()
     }
@@ -130,6 +201,7 @@ mod tests {
             &racks(&[("/r1", 10), ("/r2", 4)]),
             1.0,
             &BTreeMap::new(),
+            &roomy(2),
         )
         .unwrap();
         assert_eq!(names(&choice), ["/r1"]);
@@ -139,15 +211,21 @@ mod tests {
     #[test]
     fn a_light_job_spreads_rather_than_read_remotely() {
         // Each rack holds half the splits: one rack alone forces ~half the maps remote; with a
-        // tiny shuffle, spreading over both racks is cheaper.
+        // tiny shuffle, spreading over both racks is cheaper. Every rack is no preference.
         let choice = choose(
             10,
             &racks(&[("/r1", 5), ("/r2", 5)]),
             0.01,
             &BTreeMap::new(),
+            &roomy(2),
         )
         .unwrap();
-        assert_eq!(names(&choice), ["/r1", "/r2"]);
+        assert!(names(&choice).is_empty());
+        assert_eq!(
+            choice.tentative_shares.len(),
+            2,
+            "SARP still gets both racks' shares"
+        );
     }
 
     #[test]
@@ -157,13 +235,73 @@ mod tests {
             &racks(&[("/r1", 8), ("/r2", 3)]),
             10.0,
             &BTreeMap::new(),
+            &roomy(2),
         )
         .unwrap();
         assert_eq!(names(&choice), ["/r1"]);
     }
 
     #[test]
-    fn no_rack_information_means_no_preference() {
-        assert_eq!(choose(10, &BTreeMap::new(), 1.0, &BTreeMap::new()), None);
+    fn a_set_that_cannot_give_the_job_its_containers_is_not_chosen() {
+        // All the splits on /r1, but /r1 gives 100 containers shared with 3 jobs that prefer it
+        // (25 for this one) and the job runs 60 maps at once: /r1 alone would make it wait.
+        // SAMP adds the next rack holding the most splits, or takes another rack alone. For a
+        // light job (ratio 0.1) /r1 + /r2 costs 60 x 0.1 x (1 - 5/9) = 2.7 (no remote read),
+        // /r2 alone 40 remote reads; for a heavy one (ratio 10) /r1 + /r2 costs 267 in shuffle
+        // across racks and /r2 alone still 40.
+        let others = racks(&[("/r1", 3)]);
+        let splits = racks(&[("/r1", 60), ("/r2", 20), ("/r3", 20)]);
+        let light = choose(60, &splits, 0.1, &others, &roomy(3)).unwrap();
+        assert_eq!(names(&light), ["/r1", "/r2"]);
+        let heavy = choose(60, &splits, 10.0, &others, &roomy(3)).unwrap();
+        assert_eq!(names(&heavy), ["/r2"]);
+        // Without the other jobs, /r1 alone gives enough.
+        let alone = choose(
+            60,
+            &racks(&[("/r1", 60), ("/r2", 20), ("/r3", 20)]),
+            10.0,
+            &BTreeMap::new(),
+            &roomy(3),
+        )
+        .unwrap();
+        assert_eq!(names(&alone), ["/r1"]);
+    }
+
+    #[test]
+    fn storage_without_locality_never_prefers_a_rack_without_nodes() {
+        // `file:///` input: every split names /default-rack, which no node is on. SAMP picks by
+        // capacity among the racks with nodes: the fewest that give the job its 150 containers,
+        // the most giving first.
+        let capacity = RackCapacity {
+            containers: [("/r1", 100.0), ("/r2", 120.0), ("/r3", 80.0)]
+                .into_iter()
+                .map(|(r, c)| (RackName(r.into()), c))
+                .collect(),
+            fair_share: 150.0,
+        };
+        let choice = choose(
+            200,
+            &racks(&[("/default-rack", 200)]),
+            1.0,
+            &BTreeMap::new(),
+            &capacity,
+        )
+        .unwrap();
+        assert_eq!(names(&choice), ["/r1", "/r2"]);
+        assert!(!choice
+            .tentative_shares
+            .contains_key(&RackName("/default-rack".into())));
+    }
+
+    #[test]
+    fn no_rack_with_nodes_means_no_preference() {
+        let none = RackCapacity {
+            containers: BTreeMap::new(),
+            fair_share: 0.0,
+        };
+        assert_eq!(
+            choose(10, &racks(&[("/r1", 10)]), 1.0, &BTreeMap::new(), &none),
+            None
+        );
     }
 }

@@ -46,7 +46,10 @@ class FaultInjectionTest {
   }
 
   private static final String STEERED = MockRackCluster.allocationFile(
-      "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>");
+      "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy>"
+          // Not about the locality wait (its own tests are in the core): no wait on the
+          // real clock between this test's heartbeats.
+          + "<localityWaitMs>0</localityWaitMs><rackWaitMs>0</rackWaitMs></rackwise></queue>");
   private static final int MAPS = 4;
   private static final int REDUCES = 2;
   /** Native offers the core answers normally before the fault strikes. */

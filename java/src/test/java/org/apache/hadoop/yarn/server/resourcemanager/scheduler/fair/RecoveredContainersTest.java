@@ -193,7 +193,11 @@ class RecoveredContainersTest {
   private YarnConfiguration conf() throws Exception {
     Path allocation = workDir.resolve("fair-scheduler.xml");
     Files.write(allocation, MockRackCluster.allocationFile("<queue name=\"sw\"><rackwise>"
-        + "<policy>shufflewatcher</policy></rackwise></queue>").getBytes(StandardCharsets.UTF_8));
+        + "<policy>shufflewatcher</policy>"
+          // Not about the locality wait (its own tests are in the core): no wait on the
+          // real clock between this test's heartbeats.
+          + "<localityWaitMs>0</localityWaitMs><rackWaitMs>0</rackWaitMs></rackwise></queue>")
+        .getBytes(StandardCharsets.UTF_8));
     YarnConfiguration conf = new YarnConfiguration();
     conf.set(YarnConfiguration.RM_SCHEDULER, ContainerEventRecordingScheduler.class.getName());
     conf.set(FairSchedulerConfiguration.ALLOCATION_FILE, allocation.toString());

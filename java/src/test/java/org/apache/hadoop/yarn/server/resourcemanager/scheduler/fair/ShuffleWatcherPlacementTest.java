@@ -31,7 +31,10 @@ class ShuffleWatcherPlacementTest {
     racks.put("/r3", List.of("h5", "h6"));
     try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
         MockRackCluster.allocationFile(
-            "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy></rackwise></queue>"),
+            "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy>"
+          // Not about the locality wait (its own tests are in the core): no wait on the
+          // real clock between this test's heartbeats.
+          + "<localityWaitMs>0</localityWaitMs><rackWaitMs>0</rackWaitMs></rackwise></queue>"),
         Map.of("yarn.scheduler.rackwise.native.required", "true"), racks, workDir)) {
       MockRackCluster.Job heavy = cluster.submit("heavy", "sw", "alice",
           Collections.singleton("rackwise.shuffle-ratio=3"), "h6");
