@@ -157,6 +157,10 @@ struct ModelArgs {
     /// No reducer preemption at all, not even the unconditional one after 300 s.
     #[arg(long)]
     no_reducer_preemption: bool,
+    /// No speculative execution (`mapreduce.map.speculative=false`): the simulator's model
+    /// before it modelled the AM's speculator.
+    #[arg(long)]
+    no_speculation: bool,
 }
 
 impl ModelArgs {
@@ -179,6 +183,9 @@ impl ModelArgs {
         } else if let Some(delay) = self.reducer_preempt_delay_s {
             options.am.reducer_preempt_delay_ms = Some(delay * 1000);
         }
+        if self.no_speculation {
+            options.am.speculator = None;
+        }
     }
 
     /// The model a run used, for its JSON.
@@ -194,6 +201,7 @@ impl ModelArgs {
             "am_round_trip": !self.instant_am,
             "reducer_preemption": !self.no_reducer_preemption,
             "reducer_preempt_delay_s": self.reducer_preempt_delay_s,
+            "map_speculation": !self.no_speculation,
         })
     }
 }

@@ -136,7 +136,9 @@ impl Sim<'_> {
                     }
                 }
             }
-            _ => self.collector.cross_rack(minute, 0.0, 0.0, moved),
+            // An output pipeline crosses racks when its path holds the rack links.
+            _ if self.net.links(f).len() == 4 => self.collector.cross_rack(minute, 0.0, 0.0, moved),
+            _ => {}
         }
     }
 
@@ -166,6 +168,9 @@ impl Sim<'_> {
 
     fn complete_flow(&mut self, f: FlowId) {
         let (kind, j, t) = unowner(self.net.remove(f));
+        if matches!(kind, OWN_MAP_READ | OWN_MAP_REPL) {
+            self.jobs[j as usize].maps[t as usize].flow = None;
+        }
         match kind {
             OWN_MAP_READ => self.input_consumed(j, t),
             OWN_MAP_REPL => self.map_done(j, t),
