@@ -457,3 +457,78 @@ impl Cluster {
         rate * MIB / 1000.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_window(disk: f64) -> Cluster {
+        Cluster {
+            interference: vec![Interference {
+                nodes: vec![0],
+                start_s: 10.0,
+                end_s: 20.0,
+                disk_slowdown: disk,
+                network_slowdown: 1.0,
+            }],
+            ..Cluster::default()
+        }
+    }
+
+    /// 15 s of disk work from 5 s: 5 s before the window, 10 s of the window do 5 s of work
+    /// at half pace, and the last 5 s run after it: the work ends at 25 s. Node 1 is quiet.
+    #[test]
+    fn work_through_a_window_is_stretched_only_while_it_lasts() {
+        let cluster = one_window(2.0);
+        assert_eq!(
+            cluster.device_work_end_ms(0, Device::Disk, 5_000, 15_000.0),
+            25_000
+        );
+        assert_eq!(
+            cluster.device_work_end_ms(1, Device::Disk, 5_000, 15_000.0),
+            20_000
+        );
+        assert_eq!(
+            cluster.device_work_end_ms(0, Device::Network, 5_000, 15_000.0),
+            20_000
+        );
+        // Started inside the window: 2 s of work take 4 s.
+        assert_eq!(
+            cluster.device_work_end_ms(0, Device::Disk, 12_000, 2_000.0),
+            16_000
+        );
+    }
+
+    #[test]
+    fn bad_interference_and_host_classes_are_refused_by_name() {
+        let error = one_window(0.5).validate().unwrap_err();
+        assert!(
+            error.contains("interference[0]: disk_slowdown 0.5"),
+            "{error}"
+        );
+        let mut cluster = one_window(2.0);
+        cluster.interference[0].nodes = vec![500];
+        let error = cluster.validate().unwrap_err();
+        assert!(error.contains("interference[0]: node 500"), "{error}");
+        let mut cluster = Cluster::preset("drmjs29").unwrap();
+        cluster.host_classes[0].nodes = 4;
+        let error = cluster.validate().unwrap_err();
+        assert!(error.contains("host_classes hold 30 nodes"), "{error}");
+    }
+
+    /// The thesis testbed: 29 nodes over 8 host classes, PM1's three the slowest.
+    #[test]
+    fn the_thesis_preset_has_29_nodes_over_8_classes() {
+        let cluster = Cluster::preset("drmjs29").unwrap();
+        cluster.validate().unwrap();
+        assert_eq!(cluster.nodes(), 29);
+        assert_eq!(cluster.host_classes.len(), 8);
+        assert!((cluster.speed(0) - 1.9 / 3.4).abs() < 1e-9);
+        assert_eq!(cluster.speed(28), 1.0);
+        assert_eq!(cluster.slowdown(0, Device::Disk, 0), 2.0);
+        Cluster::preset("drmjs29-quiet")
+            .unwrap()
+            .validate()
+            .unwrap();
+    }
+}
