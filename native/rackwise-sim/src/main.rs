@@ -213,7 +213,13 @@ struct CompareArgs {
     setup: Setup,
     /// Seed, or seeds (`--seeds 1,2,3`): each seed's table, then every policy's seed means
     /// and their ratio to the best stock baseline's.
-    #[arg(long, visible_alias = "seeds", value_name = "N1,N2,...", value_delimiter = ',', default_value = "1")]
+    #[arg(
+        long,
+        visible_alias = "seeds",
+        value_name = "N1,N2,...",
+        value_delimiter = ',',
+        default_value = "1"
+    )]
     seed: Vec<u64>,
     /// Offered load X: arrival times are divided by X.
     #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = load_factor)]
