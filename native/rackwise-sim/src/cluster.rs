@@ -422,16 +422,17 @@ impl Cluster {
     }
 
     /// When `work_ms` of `device` work (at the node's undisturbed pace) started at `start_ms`
-    /// on `node` ends, as the interference windows stretch the time it takes while they last.
+    /// on `node` ends, as the interference windows stretch the time it takes while they last;
+    /// rounded to the millisecond once, at the end.
     pub fn device_work_end_ms(
         &self,
         node: usize,
         device: Device,
-        start_ms: u64,
+        start_ms: f64,
         work_ms: f64,
     ) -> u64 {
         let changes = self.interference_changes_ms();
-        let mut now = start_ms as f64;
+        let mut now = start_ms;
         let mut left = work_ms.max(0.0);
         for change in changes {
             if change as f64 <= now {
@@ -481,20 +482,20 @@ mod tests {
     fn work_through_a_window_is_stretched_only_while_it_lasts() {
         let cluster = one_window(2.0);
         assert_eq!(
-            cluster.device_work_end_ms(0, Device::Disk, 5_000, 15_000.0),
+            cluster.device_work_end_ms(0, Device::Disk, 5_000.0, 15_000.0),
             25_000
         );
         assert_eq!(
-            cluster.device_work_end_ms(1, Device::Disk, 5_000, 15_000.0),
+            cluster.device_work_end_ms(1, Device::Disk, 5_000.0, 15_000.0),
             20_000
         );
         assert_eq!(
-            cluster.device_work_end_ms(0, Device::Network, 5_000, 15_000.0),
+            cluster.device_work_end_ms(0, Device::Network, 5_000.0, 15_000.0),
             20_000
         );
         // Started inside the window: 2 s of work take 4 s.
         assert_eq!(
-            cluster.device_work_end_ms(0, Device::Disk, 12_000, 2_000.0),
+            cluster.device_work_end_ms(0, Device::Disk, 12_000.0, 2_000.0),
             16_000
         );
     }

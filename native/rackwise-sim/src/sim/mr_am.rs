@@ -632,7 +632,7 @@ impl Sim<'_> {
             }
         };
         // Reading the split and the map function run on the node's disk and CPU.
-        let end = c.device_work_end_ms(node as usize, Device::Disk, now, work_ms / speed);
+        let end = c.device_work_end_ms(node as usize, Device::Disk, now as f64, work_ms / speed);
         let spill_ms = self.spill_ms(j, node) as u64;
         self.jobs[j as usize].maps[m as usize].planned_ms = end - now + spill_ms;
         self.push(end, Ev::MapCpuDone(j, m));
@@ -681,7 +681,7 @@ impl Sim<'_> {
         let end = self.cluster.device_work_end_ms(
             node as usize,
             Device::Disk,
-            self.now,
+            self.now as f64,
             self.spill_ms(j, node),
         );
         self.push(end, Ev::MapCpuDone(j, m));
@@ -885,7 +885,7 @@ impl Sim<'_> {
             ),
         };
         let speed = self.nodes[node as usize].speed;
-        let written_from = self.now + (cpu_ms / speed).round() as u64;
+        let written_from = self.now as f64 + cpu_ms / speed;
         let end = c.device_work_end_ms(node as usize, Device::Disk, written_from, disk_ms / speed);
         self.push(end, Ev::ReduceCpuDone(j, r));
     }
