@@ -20,12 +20,13 @@ use std::time::Instant;
 
 fn after_help() -> String {
     format!(
-        "presets: sw100, nas600, nas40; baselines: {};\n\
+        "presets: {}; baselines: {};\n\
          the FRESH paper's baselines: {};\n\
          any other name is a policy of the Rackwise core (its configuration error is\n\
          reported if it does not know the name).\n\
          A trace ending in .batch.json is a profiled batch, in .json a synthetic mix;\n\
          anything else is a SWIM .tsv trace.",
+        Cluster::PRESETS.join(", "),
         BASELINES.join(", "),
         sim::PAPER_BASELINES
     )
@@ -78,7 +79,7 @@ struct Setup {
     /// SWIM .tsv trace or .json synthetic mix.
     #[arg(long, value_name = "PATH")]
     trace: String,
-    /// Cluster preset (sw100, nas600, nas40) or JSON cluster file.
+    /// Cluster preset (listed below) or JSON cluster file.
     #[arg(long, value_name = "PRESET_OR_FILE")]
     cluster: String,
     /// Comma-separated policies, e.g. fair,delay,shufflewatcher,nas.
@@ -157,6 +158,10 @@ struct ModelArgs {
     /// No reducer preemption at all, not even the unconditional one after 300 s.
     #[arg(long)]
     no_reducer_preemption: bool,
+    /// No speculative execution (`mapreduce.map.speculative=false`): the simulator's model
+    /// before it modelled the AM's speculator.
+    #[arg(long)]
+    no_speculation: bool,
 }
 
 impl ModelArgs {
@@ -179,6 +184,9 @@ impl ModelArgs {
         } else if let Some(delay) = self.reducer_preempt_delay_s {
             options.am.reducer_preempt_delay_ms = Some(delay * 1000);
         }
+        if self.no_speculation {
+            options.am.speculator = None;
+        }
     }
 
     /// The model a run used, for its JSON.
@@ -194,6 +202,7 @@ impl ModelArgs {
             "am_round_trip": !self.instant_am,
             "reducer_preemption": !self.no_reducer_preemption,
             "reducer_preempt_delay_s": self.reducer_preempt_delay_s,
+            "map_speculation": !self.no_speculation,
         })
     }
 }
@@ -202,8 +211,16 @@ impl ModelArgs {
 struct CompareArgs {
     #[command(flatten)]
     setup: Setup,
-    #[arg(long, value_name = "N", default_value_t = 1)]
-    seed: u64,
+    /// Seed, or seeds (`--seeds 1,2,3`): each seed's table, then every policy's seed means
+    /// and their ratio to the best stock baseline's.
+    #[arg(
+        long,
+        visible_alias = "seeds",
+        value_name = "N1,N2,...",
+        value_delimiter = ',',
+        default_value = "1"
+    )]
+    seed: Vec<u64>,
     /// Offered load X: arrival times are divided by X.
     #[arg(long, value_name = "X", default_value_t = 1.0, value_parser = load_factor)]
     load: f64,
@@ -375,10 +392,95 @@ fn bar_style() -> ProgressStyle {
 }
 
 fn compare(args: &CompareArgs) -> Result<(), String> {
+    let mut runs = Vec::with_capacity(args.seed.len());
+    let mut documents = Vec::with_capacity(args.seed.len());
+    for &seed in &args.seed {
+        if args.seed.len() > 1 && args.format == Format::Table {
+            println!("seed {seed}");
+        }
+        let (metrics, document) = compare_seed(args, seed)?;
+        runs.push(metrics);
+        documents.push(document);
+    }
+    let means = seed_means(&runs);
+    match args.format {
+        Format::Json if runs.len() == 1 => print_json(&documents[0]),
+        Format::Json => print_json(&json!({ "runs": documents, "seed_means": means })),
+        Format::Table if runs.len() == 1 => Ok(()),
+        Format::Table => {
+            print_seed_means(&args.seed, &means);
+            Ok(())
+        }
+    }
+}
+
+/// A policy's mean job turnaround and makespan over the seeds, and each as a ratio to the
+/// best stock baseline's (`ratio_*` are absent for the baselines and without one run).
+fn seed_means(runs: &[BTreeMap<String, PolicyMetrics>]) -> BTreeMap<String, serde_json::Value> {
+    let mean = |policy: &str, field: fn(&PolicyMetrics) -> f64| {
+        runs.iter().map(|r| field(&r[policy])).sum::<f64>() / runs.len() as f64
+    };
+    let policies: Vec<&String> = runs.first().map(|r| r.keys().collect()).unwrap_or_default();
+    let best = |field: fn(&PolicyMetrics) -> f64| {
+        policies
+            .iter()
+            .filter(|p| Policy::parse(p).is_baseline())
+            .map(|p| mean(p, field))
+            .min_by(f64::total_cmp)
+    };
+    let turnaround: fn(&PolicyMetrics) -> f64 = |m| m.mean_turnaround_s;
+    let makespan: fn(&PolicyMetrics) -> f64 = |m| m.makespan_s;
+    let (best_turnaround, best_makespan) = (best(turnaround), best(makespan));
+    policies
+        .iter()
+        .map(|p| {
+            let (t, m) = (mean(p, turnaround), mean(p, makespan));
+            let mut row = json!({ "mean_turnaround_s": t, "makespan_s": m });
+            if !Policy::parse(p).is_baseline() {
+                if let (Some(bt), Some(bm)) = (best_turnaround, best_makespan) {
+                    row["turnaround_vs_best_stock"] = json!(t / bt);
+                    row["makespan_vs_best_stock"] = json!(m / bm);
+                }
+            }
+            (p.to_string(), row)
+        })
+        .collect()
+}
+
+fn print_seed_means(seeds: &[u64], means: &BTreeMap<String, serde_json::Value>) {
+    let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
+    println!("means over seeds {}:", seeds.join(","));
+    println!(
+        "{:<16} {:>12} {:>12} {:>16} {:>16}",
+        "policy", "mean s", "makespan s", "mean ÷ best", "makespan ÷ best"
+    );
+    for (policy, row) in means {
+        let ratio = |key: &str| {
+            row.get(key)
+                .and_then(|v| v.as_f64())
+                .map_or("-".to_string(), |r| format!("{r:.3}"))
+        };
+        println!(
+            "{:<16} {:>12.1} {:>12.0} {:>16} {:>16}",
+            policy,
+            row["mean_turnaround_s"].as_f64().unwrap_or(f64::NAN),
+            row["makespan_s"].as_f64().unwrap_or(f64::NAN),
+            ratio("turnaround_vs_best_stock"),
+            ratio("makespan_vs_best_stock"),
+        );
+    }
+}
+
+/// One seed's runs of every policy: printed as a table (table format) and returned with the
+/// seed's JSON document.
+fn compare_seed(
+    args: &CompareArgs,
+    seed: u64,
+) -> Result<(BTreeMap<String, PolicyMetrics>, serde_json::Value), String> {
     let setup = &args.setup;
     let prepared = setup.prepare()?;
-    let (cluster, sim_options) = (&prepared.cluster, prepared.sim_options(args.seed));
-    let options = setup.workload_options(args.seed, args.load);
+    let (cluster, sim_options) = (&prepared.cluster, prepared.sim_options(seed));
+    let options = setup.workload_options(seed, args.load);
     let jobs = workload::load(&setup.trace, cluster, &options)?;
 
     let bars = setup.progress();
@@ -429,21 +531,16 @@ fn compare(args: &CompareArgs) -> Result<(), String> {
     if let Some(dir) = &setup.plot {
         plot::write_all(dir, &metrics, &collectors, &jobs)?;
     }
-    match args.format {
-        Format::Json => {
-            let mut document = json!({
-                "policies": metrics,
-                "setup": setup.setup_json(cluster, jobs.len()),
-            });
-            document["setup"]["seed"] = json!(args.seed);
-            document["setup"]["load"] = json!(args.load);
-            print_json(&document)
-        }
-        Format::Table => {
-            print_table(&metrics);
-            Ok(())
-        }
+    let mut document = json!({
+        "policies": metrics,
+        "setup": setup.setup_json(cluster, jobs.len()),
+    });
+    document["setup"]["seed"] = json!(seed);
+    document["setup"]["load"] = json!(args.load);
+    if args.format == Format::Table {
+        print_table(&metrics);
     }
+    Ok((metrics, document))
 }
 
 fn print_json(document: &serde_json::Value) -> Result<(), String> {

@@ -150,6 +150,13 @@ impl Network {
         }
     }
 
+    /// Changes a link's capacity (a neighbour took part of a NIC, or gave it back); the flows
+    /// on it get their new rates at the next solve.
+    pub fn set_capacity(&mut self, link: LinkId, bytes_per_ms: f64) {
+        self.capacity[link as usize] = bytes_per_ms;
+        self.dirty = true;
+    }
+
     pub fn live_flows(&self) -> usize {
         self.live
     }

@@ -321,3 +321,46 @@ fn model_flags_reach_the_run_and_bad_values_are_refused_by_name() {
         stderr(&refused)
     );
 }
+
+/// `--seeds 1,2` runs each seed and ends with every policy's means over them; a core policy's
+/// row carries its ratios to the best stock baseline's means, which are the seeds' runs
+/// averaged (checked against the per-seed documents).
+#[test]
+fn compare_over_seeds_reports_the_means_and_the_ratio_to_the_best_stock_baseline() {
+    let dir = scratch("compare_seeds");
+    let (trace, cluster) = tiny_inputs(&dir);
+    let out = sim(&[
+        "compare",
+        "--trace",
+        &trace,
+        "--cluster",
+        &cluster,
+        "--policies",
+        "fair,delay,drmjs",
+        "--seeds",
+        "1,2",
+        "--format",
+        "json",
+        "--quiet",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = doc["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[1]["setup"]["seed"], 2);
+    let mean = |policy: &str, field: &str| {
+        runs.iter()
+            .map(|r| r["policies"][policy][field].as_f64().unwrap())
+            .sum::<f64>()
+            / 2.0
+    };
+    let means = &doc["seed_means"];
+    let best = mean("fair", "mean_turnaround_s").min(mean("delay", "mean_turnaround_s"));
+    let ratio = means["drmjs"]["turnaround_vs_best_stock"].as_f64().unwrap();
+    assert!(
+        (ratio - mean("drmjs", "mean_turnaround_s") / best).abs() < 1e-9,
+        "{ratio}"
+    );
+    assert!(means["fair"]["turnaround_vs_best_stock"].is_null());
+    assert!(means["delay"]["makespan_s"].as_f64().unwrap() > 0.0);
+}

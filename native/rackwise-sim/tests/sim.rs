@@ -499,7 +499,8 @@ fn reduces_are_preempted_unconditionally_once_a_map_has_waited_the_delay() {
 }
 
 /// On the small workload over nodes of alternating speed 1 and 0.25 (the core is told each
-/// host's speed), DRMJS finishes every job with one container per task and never overallocates
+/// host's speed), DRMJS finishes every job with one container per task attempt (the tasks and
+/// the speculator's extra map attempts) and never overallocates
 /// a node. Its turnaround against FairScheduler's is printed, not asserted: this workload is
 /// too small to be a measurement (see docs/drmjs.md for what is left).
 #[test]
@@ -524,8 +525,9 @@ fn drmjs_finishes_every_job_on_a_heterogeneous_cluster() {
         .unwrap();
         assert_eq!(metrics.jobs, jobs.len(), "{policy}: every job finishes");
         assert_eq!(
-            counters.containers, tasks,
-            "{policy}: one container per task"
+            counters.containers,
+            tasks + counters.speculative_maps,
+            "{policy}: one container per task attempt"
         );
         assert_eq!(counters.max_node_overallocation, 0, "{policy}");
         println!(
@@ -533,4 +535,123 @@ fn drmjs_finishes_every_job_on_a_heterogeneous_cluster() {
             metrics.mean_turnaround_s, metrics.makespan_s
         );
     }
+}
+
+/// One map-only job of 12 ten-second maps on four nodes of two containers, one node twenty
+/// times slower: the map that lands there would take 200 s. The AM's speculator (Hadoop's
+/// defaults) gives that task a second attempt once every map has a container and one has
+/// finished; the second attempt finishes first and the slow one is killed, so the job ends
+/// in a fraction of the time it takes without speculation.
+#[test]
+fn speculation_reruns_a_map_stuck_on_a_slow_node_and_the_first_finisher_wins() {
+    let cluster = Cluster {
+        racks: 2,
+        nodes_per_rack: 2,
+        containers_per_node: 2,
+        replication: 1,
+        speed_classes: vec![0.05, 1.0, 1.0, 1.0],
+        ..Cluster::preset("sw100").unwrap()
+    };
+    let job = JobSpec {
+        name: "slow-node".into(),
+        submit_ms: 0,
+        user: 0,
+        input_bytes: 12 * 64 * 1024 * 1024,
+        shuffle_bytes: 0,
+        output_bytes: 0,
+        maps: 12,
+        reduces: 0,
+        class: ShuffleClass::Light,
+        task_s: Some(rackwise_sim::workload::TaskProfile {
+            map_s: 10.0,
+            reduce_s: 0.0,
+            spread: 0.0,
+        }),
+    };
+    let jobs = vec![job];
+    let run = |options: &SimOptions| run_policy(&cluster, &jobs, "fair", options, &mut |_, _| {});
+    let (with, counters, _) = run(&SimOptions::default()).unwrap();
+    let without_options = SimOptions {
+        am: AmOptions {
+            speculator: None,
+            ..AmOptions::default()
+        },
+        ..SimOptions::default()
+    };
+    let (without, plain, _) = run(&without_options).unwrap();
+    assert_eq!(plain.speculative_maps, 0);
+    assert!(
+        without.makespan_s > 200.0,
+        "without speculation the slow map holds the job: {} s",
+        without.makespan_s
+    );
+    assert!(
+        counters.speculative_maps >= 1 && counters.speculative_maps_won >= 1,
+        "speculated {} maps, {} won",
+        counters.speculative_maps,
+        counters.speculative_maps_won
+    );
+    // AM + 12 maps + the speculative attempts, each in its own container.
+    assert_eq!(counters.containers, 13 + counters.speculative_maps);
+    assert!(
+        with.makespan_s < 0.5 * without.makespan_s,
+        "with speculation {} s, without {} s",
+        with.makespan_s,
+        without.makespan_s
+    );
+}
+
+/// Interference stretches an interfered node's tasks: the same job on nodes whose disks are
+/// slowed threefold for the whole run takes about three times as long as on quiet nodes.
+#[test]
+fn a_disk_interference_window_stretches_the_tasks_of_the_nodes_it_covers() {
+    let quiet = Cluster {
+        racks: 2,
+        nodes_per_rack: 2,
+        containers_per_node: 2,
+        replication: 1,
+        ..Cluster::preset("sw100").unwrap()
+    };
+    let noisy = Cluster {
+        interference: vec![rackwise_sim::cluster::Interference {
+            nodes: vec![0, 1, 2, 3],
+            start_s: 0.0,
+            end_s: 10_000.0,
+            disk_slowdown: 3.0,
+            network_slowdown: 1.0,
+        }],
+        ..quiet.clone()
+    };
+    let jobs = vec![JobSpec {
+        name: "maps".into(),
+        submit_ms: 0,
+        user: 0,
+        input_bytes: 6 * 64 * 1024 * 1024,
+        shuffle_bytes: 0,
+        output_bytes: 0,
+        maps: 6,
+        reduces: 0,
+        class: ShuffleClass::Light,
+        task_s: Some(rackwise_sim::workload::TaskProfile {
+            map_s: 60.0,
+            reduce_s: 0.0,
+            spread: 0.0,
+        }),
+    }];
+    let run = |cluster: &Cluster| {
+        run_policy(
+            cluster,
+            &jobs,
+            "fair",
+            &SimOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap()
+        .0
+        .makespan_s
+    };
+    let (quiet_s, noisy_s) = (run(&quiet), run(&noisy));
+    // One wave of 60 s maps (plus AM start and heartbeats) against one of 180 s.
+    assert!(quiet_s < 90.0, "quiet {quiet_s} s");
+    assert!(noisy_s > 180.0 && noisy_s < 220.0, "noisy {noisy_s} s");
 }

@@ -4,7 +4,7 @@
 //!
 //! All ask-table code is here: marking a job's asks or counters changed (`mark_asks`,
 //! `mark_stats`), the table the shim would report (`ask_table`), the per-name counts the map
-//! ask carries (`by_name`, `take_split`), and sending the changed tables with an offer
+//! ask carries (`give_split`, `take_split`), and sending the changed tables with an offer
 //! (`ask_core`). How asks reach the core is therefore decided in this one file.
 
 use super::{JobPhase, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
@@ -92,18 +92,6 @@ pub fn core_engine(
     Engine::new(&core_config(policy, cluster, extra, queue_extra))
 }
 
-/// The counts above zero keyed by name (node or rack index to name).
-pub(super) fn by_name<K: Ord + Clone>(
-    counts: &BTreeMap<u32, u32>,
-    names: &[K],
-) -> BTreeMap<K, u32> {
-    counts
-        .iter()
-        .filter(|(_, c)| **c > 0)
-        .map(|(i, c)| (names[*i as usize].clone(), *c))
-        .collect()
-}
-
 /// Takes one split off `name`'s count in a map ask's table, dropping the name at zero as the
 /// shim's tables list only counts above zero.
 pub(super) fn take_split<K: Ord>(counts: &mut BTreeMap<K, u32>, name: &K) {
@@ -113,6 +101,11 @@ pub(super) fn take_split<K: Ord>(counts: &mut BTreeMap<K, u32>, name: &K) {
             counts.remove(name);
         }
     }
+}
+
+/// Adds one split to `name`'s count in a map ask's table.
+pub(super) fn give_split<K: Ord + Clone>(counts: &mut BTreeMap<K, u32>, name: &K) {
+    *counts.entry(name.clone()).or_insert(0) += 1;
 }
 
 fn parse_app(app: &AppId) -> Option<u32> {

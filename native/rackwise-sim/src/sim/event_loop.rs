@@ -24,6 +24,9 @@ pub(super) enum Ev {
     FlowDone(u32, u64),
     NetTick,
     Sample,
+    Speculate(u32),
+    /// An interference window starts or ends.
+    Interference,
     Heartbeat(u32),
 }
 
@@ -76,6 +79,8 @@ impl Sim<'_> {
                 Ev::FlowDone(f, gen) => self.flow_done(f as usize, gen),
                 Ev::NetTick => self.net_tick(),
                 Ev::Sample => self.sample(),
+                Ev::Speculate(j) => self.speculate(j),
+                Ev::Interference => self.interference_changed(),
                 Ev::Heartbeat(n) => self.heartbeat(n),
             }
         }

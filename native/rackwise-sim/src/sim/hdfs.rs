@@ -7,7 +7,8 @@ use crate::network::LinkId;
 use crate::rng::Rng;
 
 /// HDFS default placement for a block written by a client outside the cluster's DataNodes'
-/// racks: a random writer node, then two distinct nodes of one other random rack.
+/// racks: a random writer node, then two distinct nodes of one other random rack; on a
+/// single rack, two other distinct nodes of it.
 pub(super) fn hdfs_replicas(
     rng: &mut Rng,
     nodes: usize,
@@ -15,8 +16,16 @@ pub(super) fn hdfs_replicas(
     per_rack: usize,
 ) -> [u32; 3] {
     let first = rng.below(nodes);
-    if racks < 2 || per_rack < 2 {
+    if per_rack < 2 {
         return [first as u32; 3];
+    }
+    if racks < 2 {
+        let a = (first + 1 + rng.below(nodes - 1)) % nodes;
+        let mut b = (first + 1 + rng.below(nodes - 1)) % nodes;
+        while nodes > 2 && b == a {
+            b = (first + 1 + rng.below(nodes - 1)) % nodes;
+        }
+        return [first as u32, a as u32, b as u32];
     }
     let rack = first / per_rack;
     let other = (rack + 1 + rng.below(racks - 1)) % racks;
@@ -31,14 +40,23 @@ pub(super) fn hdfs_replicas(
 
 impl Sim<'_> {
     /// HDFS's write pipeline for a task's output: the first replica on the writer's node, the
-    /// second and third on two nodes of one other rack; the pipeline crosses racks once.
-    pub(super) fn replication_links(&mut self, writer: u32) -> [(LinkId, f64); 4] {
+    /// second and third on two nodes of one other rack; the pipeline crosses racks once. On a
+    /// single rack it runs from the writer's NIC to another node's.
+    pub(super) fn replication_links(&mut self, writer: u32) -> Vec<(LinkId, f64)> {
+        if self.cluster.racks < 2 {
+            let nodes = self.nodes.len();
+            let target = (writer as usize + 1 + self.rng.below(nodes - 1)) % nodes;
+            return vec![
+                (self.link_out(writer), 1.0),
+                (self.link_in(target as u32), 1.0),
+            ];
+        }
         let rack = self.nodes[writer as usize].rack;
         let racks = self.cluster.racks as u32;
         let other = (rack + 1 + self.rng.below(racks as usize - 1) as u32) % racks;
         let target = other * self.cluster.nodes_per_rack as u32
             + self.rng.below(self.cluster.nodes_per_rack) as u32;
-        [
+        vec![
             (self.link_out(writer), 1.0),
             (self.link_up(rack), 1.0),
             (self.link_down(other), 1.0),

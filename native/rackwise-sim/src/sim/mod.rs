@@ -27,8 +27,10 @@ mod core_link;
 mod event_loop;
 mod fair_scheduler;
 mod hdfs;
+mod interference;
 mod mr_am;
 mod sampling;
+mod speculator;
 mod transfers;
 
 pub use core_link::{core_config, core_engine};
@@ -41,6 +43,7 @@ pub use mr_am::{
     REDUCE_RAMPUP_LIMIT, SLOWSTART,
 };
 pub use sampling::SAMPLE_MS;
+pub use speculator::SpeculatorOptions;
 pub use transfers::NET_TICK_MS;
 
 use crate::cluster::Cluster;
@@ -219,6 +222,19 @@ struct MapTask {
     assigned: bool,
     node: u32,
     container: u32,
+    /// The task's other attempt: the speculative one of an original, or the original of a
+    /// speculative one (`speculator`). At most one per task.
+    twin: Option<u32>,
+    /// When the attempt started in its container (`None` before, or if it never did).
+    launched_ms: Option<u64>,
+    /// How long the attempt takes as planned at its launch: what the AM's runtime estimator
+    /// extrapolates from its progress.
+    planned_ms: u64,
+    /// The attempt ended: it finished its task (`won`) or was killed for its twin.
+    finished: bool,
+    won: bool,
+    /// Its split read or output write flow while one runs (stopped when it is killed).
+    flow: Option<FlowId>,
     /// What the map still waits for before its spill: its compute over the input and, for a
     /// non-local map, the streamed read of its split (`mr_am::input_consumed`).
     inputs_left: u8,
@@ -240,6 +256,30 @@ struct ReduceTask {
     ended: bool,
     /// Where it started and which racks had a free container then, for the oracles.
     launch: ReduceLaunch,
+}
+
+impl MapTask {
+    /// An attempt not yet asked for, of the split stored on `replicas`.
+    fn new(replicas: [u32; 3]) -> MapTask {
+        MapTask {
+            replicas,
+            assigned: false,
+            node: 0,
+            container: 0,
+            twin: None,
+            launched_ms: None,
+            planned_ms: 0,
+            finished: false,
+            won: false,
+            flow: None,
+            inputs_left: 0,
+        }
+    }
+
+    /// Started in its container and not ended.
+    fn running(&self) -> bool {
+        self.launched_ms.is_some() && !self.finished
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -295,6 +335,8 @@ struct Job {
     reduces_killed: u32,
     /// Maps launched in their containers and not done (the AM's assigned maps).
     maps_running: u32,
+    /// Run times (ms) of the job's finished maps, summed: the speculator's mean.
+    map_runtime_sum_ms: u64,
     /// The AM's side of its asks (`mr_am`): what it has sent or will send on its next
     /// heartbeat, the containers granted that it has not received yet, and its heartbeat.
     am: AmState,
@@ -339,6 +381,10 @@ pub struct RunCounters {
     /// Shuffle bytes that killed reduce attempts had fetched: fetched again by their reruns,
     /// and not counted in `shuffle_fetched`.
     pub shuffle_refetched: f64,
+    /// Speculative map attempts the AMs' speculators added, and of them those that finished
+    /// their task first.
+    pub speculative_maps: u64,
+    pub speculative_maps_won: u64,
 }
 
 /// The whole simulated world for one policy.
@@ -536,6 +582,7 @@ impl<'a> Sim<'a> {
                     finished_reduces: Vec::new(),
                     reduces_killed: 0,
                     maps_running: 0,
+                    map_runtime_sum_ms: 0,
                     am: AmState::default(),
                     running: 0,
                     am_pending: false,
@@ -623,7 +670,7 @@ impl<'a> Sim<'a> {
                 });
                 // A heterogeneous cluster's operator knows each host's relative CPU speed (a
                 // host-class file or an agent's feed): the core gets it as the host's figure.
-                if !cluster.speed_classes.is_empty() {
+                if cluster.is_heterogeneous() {
                     sim.core_events.push(Event::HostFigures {
                         host: sim.hosts[i].to_string(),
                         time_ms: 0,
@@ -638,6 +685,7 @@ impl<'a> Sim<'a> {
         for (j, spec) in specs.iter().enumerate() {
             sim.push(spec.submit_ms, Ev::Arrive(j as u32));
         }
+        sim.schedule_interference();
         for i in 0..n {
             sim.nodes[i].hb = Hb::Idle;
             sim.idle.push(i as u32);

@@ -11,15 +11,16 @@
 //! keeps that from deadlocking a full cluster by ramping reduces on the headroom and by
 //! preempting them for maps that cannot run.
 
-use super::core_link::{by_name, take_split};
+use super::core_link::{give_split, take_split};
 use super::event_loop::Ev;
 use super::hdfs::hdfs_replicas;
 use super::sampling::SAMPLE_MS;
+use super::speculator::SpeculatorOptions;
 use super::transfers::{
     owner, OWN_MAP_READ, OWN_MAP_REPL, OWN_RED_LOCAL, OWN_RED_REMOTE, OWN_RED_REPL,
 };
 use super::{JobPhase, MapTask, ReduceTask, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Device};
 use crate::oracle::{job_bounds, JobShuffle, ReduceLaunch};
 use crate::rng::Rng;
 use rackwise_core::protocol::{Event, Locality};
@@ -64,6 +65,9 @@ pub struct AmOptions {
     /// `mapreduce.job.reducer.unconditional-preempt.delay.sec` in ms; `None` is Hadoop's
     /// negative value, which disables it.
     pub reducer_unconditional_preempt_delay_ms: Option<u64>,
+    /// `mapreduce.map.speculative` (on by default) and the speculator's settings; `None`
+    /// switches speculative execution off.
+    pub speculator: Option<SpeculatorOptions>,
 }
 
 impl Default for AmOptions {
@@ -76,6 +80,7 @@ impl Default for AmOptions {
             preemption_limit: REDUCE_PREEMPTION_LIMIT,
             reducer_preempt_delay_ms: Some(0),
             reducer_unconditional_preempt_delay_ms: Some(REDUCER_UNCONDITIONAL_PREEMPT_DELAY_MS),
+            speculator: Some(SpeculatorOptions::default()),
         }
     }
 }
@@ -99,7 +104,10 @@ impl AmOptions {
                 ));
             }
         }
-        Ok(())
+        match &self.speculator {
+            Some(speculator) => speculator.validate(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -152,7 +160,7 @@ impl Sim<'_> {
     }
 
     /// Maps the AM still asks for: pending at the RM, or granted and not yet received.
-    fn maps_scheduled(&self, j: u32) -> u32 {
+    pub(super) fn maps_scheduled(&self, j: u32) -> u32 {
         let job = &self.jobs[j as usize];
         let granted = job
             .am
@@ -438,6 +446,14 @@ impl Sim<'_> {
             m = pick(Some(&mut job.any), &job.maps);
         }
         let m = m.expect("a pending map exists when a map container is placed");
+        self.claim_map(j, m);
+        m
+    }
+
+    /// Takes map attempt `m` out of the job's ask: it got a container, or its task finished
+    /// before it got one.
+    pub(super) fn claim_map(&mut self, j: u32, m: u32) {
+        let job = &mut self.jobs[j as usize];
         let task = &mut job.maps[m as usize];
         task.assigned = true;
         let replicas = task.replicas;
@@ -458,7 +474,6 @@ impl Sim<'_> {
             racks_seen[i] = r;
         }
         job.pending_maps -= 1;
-        m
     }
 
     pub(super) fn arrive(&mut self, j: u32) {
@@ -503,6 +518,7 @@ impl Sim<'_> {
             self.ask_maps(j);
         }
         self.am_wake(j);
+        self.start_speculator(j);
     }
 
     /// The AM's map asks reach the RM: the input blocks' replicas are placed as HDFS did when
@@ -511,58 +527,53 @@ impl Sim<'_> {
         let n = self.nodes.len();
         let racks = self.cluster.racks;
         let per_rack = self.cluster.nodes_per_rack;
-        let copies = self.cluster.replication as usize;
         let maps_total = self.jobs[j as usize].maps_total;
-        let mut maps = Vec::with_capacity(maps_total as usize);
-        let mut by_host: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        let mut by_rack: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
-        let mut host_count: BTreeMap<u32, u32> = BTreeMap::new();
-        let mut rack_count: BTreeMap<u32, u32> = BTreeMap::new();
-        for m in 0..maps_total {
-            let replicas = hdfs_replicas(&mut self.rng, n, racks, per_rack);
-            let mut racks_seen = [u32::MAX; 3];
-            for (i, &replica) in replicas.iter().take(copies).enumerate() {
-                by_host.entry(replica).or_default().push(m);
-                *host_count.entry(replica).or_insert(0) += 1;
-                let r = (replica as usize / per_rack) as u32;
-                if !racks_seen[..i].contains(&r) {
-                    by_rack.entry(r).or_default().push(m);
-                    *rack_count.entry(r).or_insert(0) += 1;
-                }
-                racks_seen[i] = r;
-            }
-            maps.push(MapTask {
-                replicas,
-                assigned: false,
-                node: 0,
-                container: 0,
-                inputs_left: 0,
-            });
-        }
-        let ask_hosts = by_name(&host_count, &self.hosts);
-        let ask_racks = by_name(&rack_count, &self.rack_names);
+        let maps = (0..maps_total)
+            .map(|_| MapTask::new(hdfs_replicas(&mut self.rng, n, racks, per_rack)))
+            .collect();
         self.fs_remove(j);
         let job = &mut self.jobs[j as usize];
         job.phase = JobPhase::Running;
         job.am.maps_asked = true;
         job.maps = maps;
-        // Popped from the end: reverse so that maps start in index order.
-        for list in by_host.values_mut().chain(by_rack.values_mut()) {
-            list.reverse();
-        }
-        job.by_host = by_host;
-        job.by_rack = by_rack;
-        job.any = (0..maps_total).rev().collect();
-        job.host_count = host_count;
-        job.rack_count = rack_count;
-        job.ask_hosts = ask_hosts;
-        job.ask_racks = ask_racks;
-        job.pending_maps = maps_total;
         job.output_by_rack = vec![0.0; racks];
         job.allowed = Locality::NodeLocal;
+        for m in 0..maps_total {
+            self.ask_for_map(j, m);
+        }
+        let job = &mut self.jobs[j as usize];
+        // Popped from the end: reverse so that maps start in index order.
+        for list in job.by_host.values_mut().chain(job.by_rack.values_mut()) {
+            list.reverse();
+        }
+        job.any.reverse();
         self.fs_insert(j);
         self.mark_asks(j);
         self.mark_stats(j);
+    }
+
+    /// Map attempt `m` joins the job's ask with its split's locations: on each replica's host
+    /// and rack (a rack once however many replicas it holds) and anywhere.
+    pub(super) fn ask_for_map(&mut self, j: u32, m: u32) {
+        let per_rack = self.cluster.nodes_per_rack;
+        let copies = self.cluster.replication as usize;
+        let job = &mut self.jobs[j as usize];
+        let replicas = job.maps[m as usize].replicas;
+        let mut racks_seen = [u32::MAX; 3];
+        for (i, &replica) in replicas.iter().take(copies).enumerate() {
+            job.by_host.entry(replica).or_default().push(m);
+            *job.host_count.entry(replica).or_insert(0) += 1;
+            give_split(&mut job.ask_hosts, &self.hosts[replica as usize]);
+            let r = (replica as usize / per_rack) as u32;
+            if !racks_seen[..i].contains(&r) {
+                job.by_rack.entry(r).or_default().push(m);
+                *job.rack_count.entry(r).or_insert(0) += 1;
+                give_split(&mut job.ask_racks, &self.rack_names[r as usize]);
+            }
+            racks_seen[i] = r;
+        }
+        job.any.push(m);
+        job.pending_maps += 1;
     }
 
     /// The RM granted a map container: the AM launches it at once in the instant model, else
@@ -593,14 +604,23 @@ impl Sim<'_> {
     /// start, and a non-local split's read runs alongside as a flow; the spill (or a map-only
     /// job's output write) follows once both are through (`input_consumed`).
     fn launch_map(&mut self, j: u32, m: u32, node: u32, container: u32, locality: Locality) {
+        if self.map_task_done(j, m) {
+            // Its twin finished the task while this container was on its way: the AM gives
+            // it back unused.
+            self.jobs[j as usize].maps[m as usize].finished = true;
+            self.release(j, node, container, PRIORITY_MAP);
+            return;
+        }
         let c = self.cluster;
         let speed = self.nodes[node as usize].speed;
+        let now = self.now;
         let job = &mut self.jobs[j as usize];
         job.maps_running += 1;
         job.maps_running_at_launch.push(job.maps_running);
         let task = &mut job.maps[m as usize];
         task.node = node;
         task.container = container;
+        task.launched_ms = Some(now);
         let input = job.input_per_map;
         let remote = locality != Locality::NodeLocal && input > 0.0;
         task.inputs_left = 1 + remote as u8;
@@ -611,8 +631,11 @@ impl Sim<'_> {
                     + input / Cluster::mib_per_s_to_bytes_per_ms(c.map_mib_per_s)
             }
         };
-        let compute_ms = work_ms / speed;
-        self.push(self.now + compute_ms.round() as u64, Ev::MapCpuDone(j, m));
+        // Reading the split and the map function run on the node's disk and CPU.
+        let end = c.device_work_end_ms(node as usize, Device::Disk, now as f64, work_ms / speed);
+        let spill_ms = self.spill_ms(j, node) as u64;
+        self.jobs[j as usize].maps[m as usize].planned_ms = end - now + spill_ms;
+        self.push(end, Ev::MapCpuDone(j, m));
         if !remote {
             return;
         }
@@ -632,7 +655,17 @@ impl Sim<'_> {
             links.push((self.link_up(src_rack), 1.0));
             links.push((self.link_down(rack), 1.0));
         }
-        self.add_flow(input, &links, owner(OWN_MAP_READ, j, m));
+        let flow = self.add_flow(input, &links, owner(OWN_MAP_READ, j, m));
+        self.jobs[j as usize].maps[m as usize].flow = flow;
+    }
+
+    /// A map's spill (or a map-only job's output write) on `node`, undisturbed, in ms.
+    fn spill_ms(&self, j: u32, node: u32) -> f64 {
+        let c = self.cluster;
+        let job = &self.jobs[j as usize];
+        (job.shuffle_per_map / Cluster::mib_per_s_to_bytes_per_ms(c.spill_mib_per_s)
+            + job.output_per_map / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s))
+            / self.nodes[node as usize].speed
     }
 
     /// The map's compute over its input, or its split's read, is through; when both are, it
@@ -644,15 +677,26 @@ impl Sim<'_> {
         if task.inputs_left > 0 {
             return;
         }
-        let c = self.cluster;
-        let ms = (job.shuffle_per_map / Cluster::mib_per_s_to_bytes_per_ms(c.spill_mib_per_s)
-            + job.output_per_map / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s))
-            / self.nodes[task.node as usize].speed;
-        self.push(self.now + ms.round() as u64, Ev::MapCpuDone(j, m));
+        let node = task.node;
+        let end = self.cluster.device_work_end_ms(
+            node as usize,
+            Device::Disk,
+            self.now as f64,
+            self.spill_ms(j, node),
+        );
+        self.push(end, Ev::MapCpuDone(j, m));
     }
 
     /// A map's CPU step ended: its compute over the input, or its spill.
     pub(super) fn map_cpu_done(&mut self, j: u32, m: u32) {
+        // Killed for its twin (the job may even be over, its maps freed).
+        if self.jobs[j as usize]
+            .maps
+            .get(m as usize)
+            .is_none_or(|task| task.finished)
+        {
+            return;
+        }
         if self.jobs[j as usize].maps[m as usize].inputs_left > 0 {
             self.input_consumed(j, m);
             return;
@@ -661,7 +705,8 @@ impl Sim<'_> {
         if output > 0.0 && self.cluster.replication > 1 {
             let node = self.jobs[j as usize].maps[m as usize].node;
             let links = self.replication_links(node);
-            self.add_flow(output, &links, owner(OWN_MAP_REPL, j, m));
+            let flow = self.add_flow(output, &links, owner(OWN_MAP_REPL, j, m));
+            self.jobs[j as usize].maps[m as usize].flow = flow;
         } else {
             self.map_done(j, m);
         }
@@ -669,9 +714,12 @@ impl Sim<'_> {
 
     pub(super) fn map_done(&mut self, j: u32, m: u32) {
         let (node, container) = {
-            let task = &self.jobs[j as usize].maps[m as usize];
+            let task = &mut self.jobs[j as usize].maps[m as usize];
+            task.finished = true;
+            task.won = true;
             (task.node, task.container)
         };
+        self.map_attempt_won(j, m);
         self.release(j, node, container, PRIORITY_MAP);
         let rack = self.nodes[node as usize].rack;
         let job = &mut self.jobs[j as usize];
@@ -822,16 +870,24 @@ impl Sim<'_> {
         self.jobs[j as usize].reduces[r as usize].shuffling = false;
         let c = self.cluster;
         let job = &self.jobs[j as usize];
-        let work_ms = match job.task_s {
-            Some(profile) => profiled_ms(profile.reduce_s, profile.spread, &mut self.rng),
-            None => {
+        // The merge and reduce function are CPU work (the thesis measured reduces as CPU and
+        // network bound); writing the output's first replica is disk work.
+        let (cpu_ms, disk_ms) = match job.task_s {
+            Some(profile) => (
+                profiled_ms(profile.reduce_s, profile.spread, &mut self.rng),
+                0.0,
+            ),
+            None => (
                 c.task_overhead_s * 1000.0
-                    + job.shuffle_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.merge_mib_per_s)
-                    + job.output_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s)
-            }
+                    + job.shuffle_per_reduce
+                        / Cluster::mib_per_s_to_bytes_per_ms(c.merge_mib_per_s),
+                job.output_per_reduce / Cluster::mib_per_s_to_bytes_per_ms(c.write_mib_per_s),
+            ),
         };
-        let ms = work_ms / self.nodes[node as usize].speed;
-        self.push(self.now + ms.round() as u64, Ev::ReduceCpuDone(j, r));
+        let speed = self.nodes[node as usize].speed;
+        let written_from = self.now as f64 + cpu_ms / speed;
+        let end = c.device_work_end_ms(node as usize, Device::Disk, written_from, disk_ms / speed);
+        self.push(end, Ev::ReduceCpuDone(j, r));
     }
 
     pub(super) fn reduce_cpu_done(&mut self, j: u32, r: u32) {

@@ -116,13 +116,10 @@ impl Sim<'_> {
         }
         let (kind, _, _) = unowner(self.net.owner(f));
         let minute = (self.now / 60_000) as usize;
+        // A split read or an output pipeline crosses racks when its path holds the rack links.
+        let crosses_racks = self.net.links(f).len() == 4;
         match kind {
-            OWN_MAP_READ => {
-                // A split read crosses racks when its path holds the rack links.
-                if self.net.links(f).len() == 4 {
-                    self.collector.cross_rack(minute, 0.0, moved, 0.0);
-                }
-            }
+            OWN_MAP_READ if crosses_racks => self.collector.cross_rack(minute, 0.0, moved, 0.0),
             OWN_RED_LOCAL => self.counters.shuffle_fetched += moved,
             OWN_RED_REMOTE => {
                 self.counters.shuffle_fetched += moved;
@@ -136,7 +133,10 @@ impl Sim<'_> {
                     }
                 }
             }
-            _ => self.collector.cross_rack(minute, 0.0, 0.0, moved),
+            OWN_MAP_REPL | OWN_RED_REPL if crosses_racks => {
+                self.collector.cross_rack(minute, 0.0, 0.0, moved)
+            }
+            _ => {}
         }
     }
 
@@ -166,6 +166,9 @@ impl Sim<'_> {
 
     fn complete_flow(&mut self, f: FlowId) {
         let (kind, j, t) = unowner(self.net.remove(f));
+        if matches!(kind, OWN_MAP_READ | OWN_MAP_REPL) {
+            self.jobs[j as usize].maps[t as usize].flow = None;
+        }
         match kind {
             OWN_MAP_READ => self.input_consumed(j, t),
             OWN_MAP_REPL => self.map_done(j, t),
