@@ -95,6 +95,8 @@ class NativeFallbackTest {
         command.add(argument);
       }
     }
+    // The tests' yarn-site.xml keeps the RM's node-attribute store under this directory.
+    command.add("-Dtest.build.data=" + workDir);
     command.add("-cp");
     command.add(classpath);
     command.add(FallbackProbe.class.getName());
