@@ -3,14 +3,12 @@ package io.rackwise.yarn.netsat;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
@@ -38,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * a bad line is reported (file, line, value, reason) and ignored as a whole: the last good rules
  * and the speeds the core has stay.
  */
-public final class HostClassFile implements AutoCloseable {
+public final class HostClassFile extends PolledFile {
   private static final Logger LOG = LoggerFactory.getLogger(HostClassFile.class);
   public static final String THREAD_NAME = "rackwise-host-class-file";
   /** The speed of a host no rule matches. */
@@ -48,56 +46,19 @@ public final class HostClassFile implements AutoCloseable {
   private record Rule(Pattern hosts, double speed) {
   }
 
-  private final Path file;
-  private final long pollIntervalMs;
   private final NetworkLoadFeed.Sink sink;
   private final Supplier<Collection<String>> knownHosts;
-  private final Thread thread;
-  private volatile boolean running = true;
   /** The last good rules; empty (every host nominal) until a file was read. */
   private volatile List<Rule> rules = List.of();
-  private FileTime lastRead;
-  private boolean reportedMissing;
-  private final AtomicLong filesSent = new AtomicLong();
 
   /**
    * @param knownHosts the hosts of the cluster's nodes now, whose speeds are sent on each read
    */
   public HostClassFile(Path file, long pollIntervalMs, NetworkLoadFeed.Sink sink,
       Supplier<Collection<String>> knownHosts) {
-    this.file = file;
-    this.pollIntervalMs = pollIntervalMs;
+    super(file, pollIntervalMs, THREAD_NAME, "host-class file", "hosts keep their last speeds");
     this.sink = sink;
     this.knownHosts = knownHosts;
-    this.thread = new Thread(this::run, THREAD_NAME);
-    this.thread.setDaemon(true);
-  }
-
-  public void start() {
-    thread.start();
-  }
-
-  @Override
-  public void close() throws InterruptedException {
-    running = false;
-    thread.interrupt();
-    thread.join(pollIntervalMs + 5000);
-  }
-
-  private void run() {
-    while (running) {
-      readIfChanged();
-      try {
-        Thread.sleep(pollIntervalMs);
-      } catch (InterruptedException e) {
-        return;
-      }
-    }
-  }
-
-  /** How many versions of the file were read and their speeds sent (counted once sent). */
-  public long filesSent() {
-    return filesSent.get();
   }
 
   /** The relative CPU speed of {@code host} by the last good rules. */
@@ -110,26 +71,8 @@ public final class HostClassFile implements AutoCloseable {
     return NOMINAL_SPEED;
   }
 
-  /** Reads the file once if it changed since the last read; true when speeds were sent. */
-  boolean readIfChanged() {
-    FileTime modified;
-    try {
-      modified = Files.getLastModifiedTime(file);
-    } catch (NoSuchFileException e) {
-      if (!reportedMissing) {
-        LOG.warn("host-class file {} does not exist (yet); hosts keep their last speeds", file);
-        reportedMissing = true;
-      }
-      return false;
-    } catch (IOException e) {
-      LOG.warn("host-class file {} cannot be read: {}", file, e.toString());
-      return false;
-    }
-    reportedMissing = false;
-    if (modified.equals(lastRead)) {
-      return false;
-    }
-    lastRead = modified;
+  @Override
+  protected boolean read(FileTime modified) {
     List<String> lines;
     try {
       lines = Files.readAllLines(file, StandardCharsets.UTF_8);
@@ -152,7 +95,6 @@ public final class HostClassFile implements AutoCloseable {
     }
     LOG.info("host-class file {}: {} rules read; speeds sent for the cluster's hosts", file,
         parsed.size());
-    filesSent.incrementAndGet();
     return true;
   }
 

@@ -3,8 +3,6 @@ package io.rackwise.yarn.netsat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
 import java.util.ArrayList;
@@ -13,7 +11,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +36,7 @@ import org.slf4j.LoggerFactory;
  * reported (file, element, value, reason) and ignored, so the last good figures stay until they
  * go stale in the core ({@code netsat.feed-max-age-ms}).
  */
-public final class NetworkLoadFeed implements AutoCloseable {
+public final class NetworkLoadFeed extends PolledFile {
   private static final Logger LOG = LoggerFactory.getLogger(NetworkLoadFeed.class);
   public static final String THREAD_NAME = "rackwise-network-load-feed";
 
@@ -54,71 +51,16 @@ public final class NetworkLoadFeed implements AutoCloseable {
     void hostFigures(String host, Map<HostFigure, Double> figures, long timeMs);
   }
 
-  private final Path file;
-  private final long pollIntervalMs;
   private final Sink sink;
   private final ObjectMapper mapper = new ObjectMapper();
-  private final Thread thread;
-  private volatile boolean running = true;
-  private FileTime lastRead;
-  private final AtomicLong filesSent = new AtomicLong();
-  private boolean reportedMissing;
 
   public NetworkLoadFeed(Path file, long pollIntervalMs, Sink sink) {
-    this.file = file;
-    this.pollIntervalMs = pollIntervalMs;
+    super(file, pollIntervalMs, THREAD_NAME, "network load feed", "NetSat uses its model");
     this.sink = sink;
-    this.thread = new Thread(this::run, THREAD_NAME);
-    this.thread.setDaemon(true);
-  }
-
-  public void start() {
-    thread.start();
   }
 
   @Override
-  public void close() throws InterruptedException {
-    running = false;
-    thread.interrupt();
-    thread.join(pollIntervalMs + 5000);
-  }
-
-  private void run() {
-    while (running) {
-      readIfChanged();
-      try {
-        Thread.sleep(pollIntervalMs);
-      } catch (InterruptedException e) {
-        return;
-      }
-    }
-  }
-
-  /** How many versions of the file were read and their figures sent (counted once sent). */
-  public long filesSent() {
-    return filesSent.get();
-  }
-
-  /** Reads the file once if it changed since the last read; true when figures were sent. */
-  boolean readIfChanged() {
-    FileTime modified;
-    try {
-      modified = Files.getLastModifiedTime(file);
-    } catch (NoSuchFileException e) {
-      if (!reportedMissing) {
-        LOG.warn("network load feed {} does not exist (yet); NetSat uses its model", file);
-        reportedMissing = true;
-      }
-      return false;
-    } catch (IOException e) {
-      LOG.warn("network load feed {} cannot be read: {}", file, e.toString());
-      return false;
-    }
-    reportedMissing = false;
-    if (modified.equals(lastRead)) {
-      return false;
-    }
-    lastRead = modified;
+  protected boolean read(FileTime modified) {
     try {
       return send(mapper.readTree(file.toFile()), modified.toMillis());
     } catch (IOException e) {
@@ -157,7 +99,6 @@ public final class NetworkLoadFeed implements AutoCloseable {
     for (Map.Entry<String, Map<HostFigure, Double>> host : hosts.entrySet()) {
       sink.hostFigures(host.getKey(), host.getValue(), timeMs);
     }
-    filesSent.incrementAndGet();
     return true;
   }
 
