@@ -10,6 +10,8 @@ import io.rackwise.yarn.bridge.WireResponse.MarketInterval;
 import io.rackwise.yarn.bridge.WireResponse.QueueAccount;
 import io.rackwise.yarn.dp.DpLedger;
 import io.rackwise.yarn.testing.StallingFileSystem;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -316,6 +318,51 @@ class DynamicPriorityTest {
       }
       awaitTrue(() -> scheduler.dpLedger().lastRecord() == before + 1,
           "written once the file system answers");
+    }
+  }
+
+  @Test
+  void aMarketWithAChildThatIsNotAUserQueueIsRefusedAtStartAndAtReloadTheLastGoodStays(
+      @TempDir Path dir) throws Exception {
+    String team = "<queue name=\"team\" type=\"parent\"><queue name=\"carol\"/></queue>";
+    String refusedReason = "queue root.users.team: a child of the Dynamic Priority market "
+        + "root.users must be one user's leaf queue, but it is a parent queue";
+    Files.createDirectories(dir.resolve("start"));
+    Exception atStart = assertThrows(Exception.class, () -> new MockRackCluster(
+        RackwiseFairScheduler.class,
+        MockRackCluster.allocationFile(QUEUES.replace("</queue>", team + "</queue>")), Map.of(),
+        Map.of("/r1", HOSTS), dir.resolve("start")).close());
+    StringBuilder messages = new StringBuilder();
+    for (Throwable t = atStart; t != null; t = t.getCause()) {
+      messages.append(t.getMessage()).append('\n');
+    }
+    assertTrue(messages.toString().contains(refusedReason), messages.toString());
+
+    Files.createDirectories(dir.resolve("reload"));
+    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
+        MockRackCluster.allocationFile(QUEUES), Map.of(), Map.of("/r1", HOSTS),
+        dir.resolve("reload"))) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      ControlledClock clock = new ControlledClock();
+      clock.setTime(1_000_000);
+      scheduler.setClock(clock);
+      scheduler.setDpAccount(ALICE, 1000, 1, "admin");
+      MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
+      cluster.ask(alice, 4, HOSTS, 0);
+      // The refused file would also lengthen the interval to a minute: if it were taken, the
+      // interval after the first close would not close 20 s later.
+      String refused = QUEUES.replace("</queue>", team + "</queue>")
+          .replace("<policy>dp</policy>", "<policy>dp</policy><intervalMs>60000</intervalMs>");
+      Files.write(dir.resolve("reload").resolve("fair-scheduler.xml"),
+          MockRackCluster.allocationFile(refused).getBytes(StandardCharsets.UTF_8));
+      scheduler.reinitialize(cluster.rm.getConfig(), cluster.rm.getRMContext());
+      for (int close = 0; close < 2; close++) {
+        clock.tickMsec(INTERVAL_MS);
+        cluster.heartbeat("h2", alice);
+      }
+      assertEquals(2, scheduler.dpLedger().latestInterval("root.users").orElseThrow()
+          .sequence(), "the last good market (20 s intervals) stays in force");
+      assertEquals(1.0f, scheduler.getQueueManager().getQueue(ALICE).getWeight());
     }
   }
 
