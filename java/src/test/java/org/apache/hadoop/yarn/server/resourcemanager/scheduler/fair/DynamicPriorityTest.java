@@ -1,6 +1,7 @@
 package org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair;
 
 import static io.rackwise.yarn.testing.Waiting.awaitTrue;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
@@ -215,6 +216,63 @@ class DynamicPriorityTest {
       }
       assertEquals(3, closesAtZero, "alice reached 0 credits and stayed there for 3 closes");
       assertEquals(0.0, scheduler.dpLedger().balance(ALICE).orElseThrow().budget());
+    }
+  }
+
+  @Test
+  void aRaisedSpendingGetsItsShareWithinTwoIntervalsPlusThePreemptionTimeout(@TempDir Path dir)
+      throws Exception {
+    long preemptionTimeoutMs = 2_000;
+    String allocations = MockRackCluster.allocationFile(QUEUES).replace("</allocations>",
+        "<defaultFairSharePreemptionTimeout>" + preemptionTimeoutMs / 1000
+            + "</defaultFairSharePreemptionTimeout>"
+            + "<defaultFairSharePreemptionThreshold>1.0</defaultFairSharePreemptionThreshold>"
+            + "</allocations>");
+    Map<String, String> preemption = Map.of(FairSchedulerConfiguration.PREEMPTION, "true",
+        // Real milliseconds between marking a container and killing it: kept short so the
+        // test waits on FairScheduler's clock-driven timeout, not on this.
+        FairSchedulerConfiguration.WAIT_TIME_BEFORE_KILL, "50");
+    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class, allocations,
+        preemption, Map.of("/r1", HOSTS), dir)) {
+      RackwiseFairScheduler scheduler = cluster.rackwise();
+      ControlledClock clock = new ControlledClock();
+      clock.setTime(1_000_000);
+      scheduler.setClock(clock);
+      scheduler.setDpAccount(ALICE, 1e6, 1, "admin");
+      scheduler.setDpAccount(BOB, 1e6, 1, "admin");
+      MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
+      MockRackCluster.Job bob = cluster.submit("b", BOB, "bob", Set.of(), "h2");
+      cluster.ask(alice, 60, HOSTS, 0);
+      cluster.ask(bob, 60, HOSTS, 0);
+      clock.tickMsec(INTERVAL_MS);
+      for (int round = 0; round < 12; round++) {
+        for (String host : HOSTS) {
+          cluster.heartbeat(host, alice, bob);
+        }
+      }
+      QueueManager queues = scheduler.getQueueManager();
+      assertEquals(CLUSTER_UNITS / 2, units(queues, BOB), "equal spending: half each");
+
+      // Bob triples his spending: 3/4 of the 32 units, 24, is his new share.
+      long changedAt = clock.getTime();
+      scheduler.setDpAccount(BOB, 1e6, 3, "admin");
+      long deadline = changedAt + 2 * INTERVAL_MS + preemptionTimeoutMs;
+      // The scheduler's clock advances a second per round and stops at the bound: a share that
+      // needed more of FairScheduler's time than two intervals plus its preemption timeout
+      // would never be reached, and the wait would run out. (The kill after marking a
+      // container waits real milliseconds, which the rounds give it.) The mock AMs never release
+      // a container, so only preemption can take alice's back.
+      await("bob reaches 3/4 of the cluster").atMost(Duration.ofSeconds(60))
+          .pollInterval(Duration.ofMillis(50)).until(() -> {
+            if (clock.getTime() < deadline) {
+              clock.tickMsec(1_000);
+            }
+            for (String host : HOSTS) {
+              cluster.heartbeat(host, alice, bob);
+            }
+            return Math.abs(units(queues, BOB) - 24) / 24.0 <= 0.05;
+          });
+      assertEquals(0.75, queues.getQueue(BOB).getWeight(), 1e-6);
     }
   }
 
