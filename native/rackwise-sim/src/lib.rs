@@ -3,6 +3,8 @@
 //! ship. See `docs/simulator.md` for the model and every constant.
 
 pub mod cluster;
+pub mod dp_metrics;
+pub mod dp_workload;
 pub mod fresh_static;
 pub mod metrics;
 pub mod network;

@@ -5,6 +5,7 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use rackwise_core::policy::fresh::JobsPerPhase;
+use rackwise_sim::dp_workload;
 use rackwise_sim::fresh_static::{self, BatchFile};
 use rackwise_sim::metrics::{Collector, PolicyMetrics};
 use rackwise_sim::sim::{self, core_engine, Policy, BASELINES};
@@ -337,6 +338,7 @@ impl Setup {
         let mut options = SimOptions {
             core_settings,
             queue_settings,
+            accounts: dp_workload::accounts_of(&self.trace)?,
             ..SimOptions::default()
         };
         self.model.apply(&mut options);

@@ -1,10 +1,11 @@
 //! What a run measured, and how the headline figures are derived from it.
 
 use crate::cluster::Cluster;
+use crate::dp_metrics::{self, DpMetrics, ObservedClose};
 use crate::oracle::CrossRackBounds;
 use crate::sim::{CONGESTION_THRESHOLD, SAMPLE_MS};
 use crate::workload::{JobSpec, ShuffleClass};
-use rackwise_core::protocol::Locality;
+use rackwise_core::protocol::{Locality, MarketInterval};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
@@ -18,7 +19,7 @@ pub struct Turnaround {
 }
 
 impl Turnaround {
-    fn of(mut values: Vec<f64>) -> Turnaround {
+    pub(crate) fn of(mut values: Vec<f64>) -> Turnaround {
         if values.is_empty() {
             return Turnaround::default();
         }
@@ -102,6 +103,10 @@ pub struct PolicyMetrics {
     /// The finished jobs' cross-rack shuffle as placed and under the oracles of
     /// `crate::oracle`, bytes (docs/simulator.md, "Cross-rack shuffle: oracle bounds").
     pub cross_rack_shuffle_bounds: CrossRackBounds,
+    /// Per user of a Dynamic Priority market: container share against target, credits spent,
+    /// turnaround (`crate::dp_metrics`); left out when no market closed an interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dp: Option<DpMetrics>,
 }
 
 /// Map output on the job's preferred racks, measured when its last map finished.
@@ -139,6 +144,7 @@ pub struct Collector {
     /// Per job with a SAMP choice: (map output bytes on its preferred racks, all of them).
     preferred_output: Vec<(f64, f64)>,
     shuffle_bounds: CrossRackBounds,
+    dp_closes: Vec<ObservedClose>,
 }
 
 impl Collector {
@@ -162,6 +168,7 @@ impl Collector {
             guard_lifts: 0,
             preferred_output: Vec::new(),
             shuffle_bounds: CrossRackBounds::default(),
+            dp_closes: Vec::new(),
         }
     }
 
@@ -209,6 +216,16 @@ impl Collector {
     /// A job with reduces finished; `bounds` are its cross-rack shuffle figures.
     pub fn cross_rack_bounds(&mut self, bounds: &CrossRackBounds) {
         self.shuffle_bounds.add(bounds);
+    }
+
+    /// A Dynamic Priority market closed `interval` with the cluster `busy` (a fraction) and
+    /// the queues `asking` asking for containers.
+    pub fn dp_close(&mut self, interval: MarketInterval, busy: f64, asking: Vec<String>) {
+        self.dp_closes.push(ObservedClose {
+            interval,
+            busy,
+            asking,
+        });
     }
 
     pub fn job_done(&mut self, job: usize, now_ms: u64, busy_ms: u64) {
@@ -378,6 +395,7 @@ impl Collector {
             guard_lifts: self.guard_lifts,
             preferred_racks,
             cross_rack_shuffle_bounds: self.shuffle_bounds.rounded(),
+            dp: dp_metrics::summarize(&self.dp_closes, specs, &self.finish_ms),
         }
     }
 }

@@ -378,7 +378,8 @@ pub fn load_batch(
     Ok(jobs)
 }
 
-/// A SWIM `.tsv` trace, a `.json` mix or a `.batch.json` batch, by file name, with its arrivals compressed by the
+/// A SWIM `.tsv` trace, a `.json` mix, a `.batch.json` batch or a `.dp.json` Dynamic Priority
+/// workload (`crate::dp_workload`), by file name, with its arrivals compressed by the
 /// options' load.
 pub fn load(
     path: &str,
@@ -387,7 +388,9 @@ pub fn load(
 ) -> Result<Vec<JobSpec>, String> {
     check_load(options.load)?;
     let text = std::fs::read_to_string(path).map_err(|e| format!("trace {path}: {e}"))?;
-    let mut jobs = if path.ends_with(".batch.json") {
+    let mut jobs = if crate::dp_workload::is_dp_workload(path) {
+        crate::dp_workload::DpWorkload::parse(&text, path)?.jobs()
+    } else if path.ends_with(".batch.json") {
         load_batch(&text, path, options)?
     } else if path.ends_with(".json") {
         load_mix(&text, cluster, options)?

@@ -7,9 +7,11 @@
 //! ask carries (`give_split`, `take_split`), and sending the changed tables with an offer
 //! (`ask_core`). How asks reach the core is therefore decided in this one file.
 
-use super::{JobPhase, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
+use super::{queue_user, user_queue, JobPhase, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
 use crate::cluster::Cluster;
+use crate::dp_workload::UserAccount;
 use rackwise_core::mapreduce;
+use rackwise_core::policy::dp::Dp;
 use rackwise_core::policy::shufflewatcher::ShuffleWatcher;
 use rackwise_core::protocol::{
     AppId, Ask, EngineConfig, Event, Locality, NodeOffer, OfferRequest, Priority, QueueSettings,
@@ -204,6 +206,7 @@ impl Sim<'_> {
     /// One call of the core: the events since the last offer, the changed ask rows and job
     /// counters (as `attemptScheduling` sends them), then the node.
     pub(super) fn ask_core(&mut self, node: u32) -> OfferPlan {
+        self.send_due_spending_changes();
         let mut events = std::mem::take(&mut self.core_events);
         for (rack, load) in self.rack_loads.iter_mut().enumerate() {
             if let Some((utilization, time_ms)) = load.take() {
@@ -257,13 +260,23 @@ impl Sim<'_> {
         self.counters.core_time += started.elapsed();
         self.collector
             .guard_lifted(response.diagnostics.starved.len());
+        for weight in &response.queue_weights {
+            if let Some(user) = queue_user(&weight.queue) {
+                self.set_weight(user, weight.weight);
+            }
+        }
+        let total = self.nodes.len() as u64 * self.cluster.containers_per_node as u64;
+        let busy = self.running_containers as f64 / total as f64;
+        for interval in response.intervals {
+            let asking = (0..self.user_pending.len())
+                .filter(|&u| self.user_pending[u] > 0)
+                .map(user_queue)
+                .collect();
+            self.collector.dp_close(interval, busy, asking);
+        }
         let mut plan = OfferPlan::default();
         for queue in &response.plan.queues {
-            let Some(user) = queue
-                .queue
-                .strip_prefix("root.u")
-                .and_then(|u| u.parse::<u32>().ok())
-            else {
+            let Some(user) = queue_user(&queue.queue) else {
                 continue;
             };
             for app in &queue.steered {
@@ -287,6 +300,50 @@ impl Sim<'_> {
             plan.queues.push((user, start, plan.entries.len()));
         }
         plan
+    }
+
+    /// Hands the core every user's Dynamic Priority account (budget and first spending rate),
+    /// as the shim does from its ledger at start, and keeps the later spending changes.
+    pub(super) fn open_accounts(&mut self, accounts: &[UserAccount]) {
+        for (user, account) in accounts.iter().enumerate() {
+            let mut schedule = account.spending.iter();
+            if let Some(&(_, spending)) = schedule.next() {
+                self.core_events.push(Event::Account {
+                    queue: user_queue(user),
+                    budget: account.budget,
+                    spending,
+                });
+            }
+            self.spending_changes
+                .extend(schedule.map(|&(at_ms, rate)| (at_ms, user as u32, rate)));
+        }
+        self.spending_changes
+            .sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+    }
+
+    /// A user's spending change that is due reaches the core as an admin's change would: an
+    /// `Account` event with the balance the core holds now and the new rate.
+    fn send_due_spending_changes(&mut self) {
+        while let Some(&(at_ms, user, spending)) = self.spending_changes.last() {
+            if at_ms > self.now {
+                break;
+            }
+            self.spending_changes.pop();
+            let queue = user_queue(user as usize);
+            let budget = self
+                .engine
+                .as_ref()
+                .and_then(|engine| engine.policy::<Dp>())
+                .and_then(|dp| dp.account(&queue))
+                .map_or(self.initial_budgets[user as usize], |account| {
+                    account.budget
+                });
+            self.core_events.push(Event::Account {
+                queue,
+                budget,
+                spending,
+            });
+        }
     }
 
     /// Records, once a job's maps are all done, how much of its map output sits on the racks

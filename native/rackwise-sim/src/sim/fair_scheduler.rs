@@ -86,6 +86,58 @@ impl Sim<'_> {
         }
     }
 
+    /// A user queue's place among the queues with demand: FairScheduler's fair-share
+    /// comparator orders by usage over weight, a queue of weight 0 last. With every weight 1
+    /// this is the running count (scaled), so unweighted runs order as before.
+    fn demand_key(&self, u: usize) -> u64 {
+        const SCALE: f64 = 1024.0;
+        let running = self.user_running[u];
+        match &self.weights {
+            None => u64::from(running) * SCALE as u64,
+            Some(weights) if weights[u] > 0.0 => (f64::from(running) / weights[u] * SCALE) as u64,
+            Some(_) => u64::MAX,
+        }
+    }
+
+    /// The core set user `u`'s queue weight: its place among the queues with demand moves.
+    pub(super) fn set_weight(&mut self, u: u32, weight: f64) {
+        let users = self.user_running.len();
+        let u = u as usize;
+        if u >= users {
+            return;
+        }
+        let demanding = self.user_pending[u] > 0;
+        if demanding {
+            self.users_demand.remove(&(self.demand_key(u), u as u32));
+        }
+        self.weights.get_or_insert_with(|| vec![1.0; users])[u] = weight;
+        if demanding {
+            self.users_demand.insert((self.demand_key(u), u as u32));
+        }
+    }
+
+    /// User `u`'s instantaneous fair share in containers: the cluster divided among the
+    /// active queues by weight (all weights 1 unless the core set them).
+    pub(super) fn fair_share(&self, u: u32) -> f64 {
+        let total = self.nodes.len() as f64 * f64::from(self.cluster.containers_per_node);
+        match &self.weights {
+            None => total / f64::from(self.active_queues.max(1)),
+            Some(weights) => {
+                let active: f64 = weights
+                    .iter()
+                    .zip(&self.user_active_apps)
+                    .filter(|(_, apps)| **apps > 0)
+                    .map(|(weight, _)| weight)
+                    .sum();
+                if active > 0.0 {
+                    total * weights[u as usize] / active
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+
     pub(super) fn fs_remove(&mut self, j: u32) {
         let order = self.app_order(j);
         let full_node_heartbeats = self.full_node_heartbeats();
@@ -100,7 +152,7 @@ impl Sim<'_> {
             self.fifo.remove(&j);
         }
         if self.user_pending[u] > 0 {
-            self.users_demand.remove(&(self.user_running[u], u as u32));
+            self.users_demand.remove(&(self.demand_key(u), u as u32));
         }
         self.user_pending[u] -= job.pending();
         self.total_pending -= job.pending() as u64;
@@ -123,7 +175,7 @@ impl Sim<'_> {
         self.user_pending[u] += job.pending();
         self.total_pending += job.pending() as u64;
         if self.user_pending[u] > 0 {
-            self.users_demand.insert((self.user_running[u], u as u32));
+            self.users_demand.insert((self.demand_key(u), u as u32));
         }
         if before == 0 && self.total_pending > 0 {
             // The watchdog's clock starts when work appears, not at the last progress before
@@ -311,10 +363,10 @@ impl Sim<'_> {
         }
         let total = self.cluster.nodes() as u64 * self.cluster.containers_per_node as u64;
         let container_mb = self.cluster.container_mb;
-        let queues = self.active_queues.max(1) as u64;
         let free = total - self.running_containers;
-        let mut fair_vcores = total / queues;
-        let mut fair_mb = total * container_mb / queues;
+        let fair = self.fair_share(user);
+        let mut fair_vcores = fair.floor() as u64;
+        let mut fair_mb = (fair * container_mb as f64).floor() as u64;
         if fair_vcores == 0 {
             fair_vcores = free;
         }

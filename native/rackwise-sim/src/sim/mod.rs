@@ -47,6 +47,7 @@ pub use speculator::SpeculatorOptions;
 pub use transfers::NET_TICK_MS;
 
 use crate::cluster::Cluster;
+use crate::dp_workload::UserAccount;
 use crate::metrics::{Collector, PolicyMetrics};
 use crate::network::{FlowId, Network};
 use crate::oracle::ReduceLaunch;
@@ -69,6 +70,16 @@ use std::time::Duration;
 pub const PRIORITY_AM: i32 = mapreduce::AM_PRIORITY.0;
 pub const PRIORITY_REDUCE: i32 = mapreduce::REDUCE_PRIORITY.0;
 pub const PRIORITY_MAP: i32 = mapreduce::MAP_PRIORITY.0;
+
+/// User `user`'s queue, as FairScheduler's user-as-default-queue names it under `root`.
+pub fn user_queue(user: usize) -> String {
+    format!("root.u{user}")
+}
+
+/// The user of a queue `user_queue` named.
+fn queue_user(queue: &str) -> Option<u32> {
+    queue.strip_prefix("root.u")?.parse().ok()
+}
 
 /// Which scheduler drives the cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -160,6 +171,10 @@ pub struct SimOptions {
     pub watchdog_ms: u64,
     /// The MapReduce ApplicationMaster's allocator settings (`mr_am`).
     pub am: AmOptions,
+    /// Dynamic Priority accounts by user (a `.dp.json` workload's budgets and spending
+    /// schedules), handed to the core as `Account` events; empty for other workloads, and
+    /// unused by the baselines.
+    pub accounts: Vec<UserAccount>,
 }
 
 impl SimOptions {
@@ -201,6 +216,7 @@ impl Default for SimOptions {
             delay_locality_threshold_rack: DELAY_LOCALITY_THRESHOLD_RACK,
             watchdog_ms: WATCHDOG_MS,
             am: AmOptions::default(),
+            accounts: Vec::new(),
         }
     }
 }
@@ -418,7 +434,15 @@ pub struct Sim<'a> {
     last_booked_ms: u64,
     idle: Vec<u32>,
     total_pending: u64,
-    users_demand: BTreeSet<(u32, u32)>,
+    /// Users with pending demand, by `demand_key` (usage per weight), then user.
+    users_demand: BTreeSet<(u64, u32)>,
+    /// Each user queue's FairScheduler weight as the core last set it (a Dynamic Priority
+    /// market's shares); `None` while every queue has the configured weight 1.
+    weights: Option<Vec<f64>>,
+    /// Spending changes not yet sent to the core: (time ms, user, rate), latest first.
+    spending_changes: Vec<(u64, u32, f64)>,
+    /// Each user's starting budget, for a spending change before the core knows the account.
+    initial_budgets: Vec<f64>,
     user_apps: Vec<BTreeSet<(u32, u32)>>,
     /// `offer_fair`'s buffers for the users and apps it walks.
     fair_users: Vec<u32>,
@@ -613,7 +637,7 @@ impl<'a> Sim<'a> {
             app_ids: (0..specs.len())
                 .map(|j| AppId(format!("app_{j}").into()))
                 .collect(),
-            queues: (0..users).map(|u| format!("root.u{u}")).collect(),
+            queues: (0..users).map(user_queue).collect(),
             net: Network::new(caps),
             net_tick_at: None,
             stale_links: Vec::new(),
@@ -623,6 +647,9 @@ impl<'a> Sim<'a> {
             idle: Vec::new(),
             total_pending: 0,
             users_demand: BTreeSet::new(),
+            weights: None,
+            spending_changes: Vec::new(),
+            initial_budgets: options.accounts.iter().map(|a| a.budget).collect(),
             user_apps: vec![BTreeSet::new(); users],
             fair_users: Vec::new(),
             fair_apps: Vec::new(),
@@ -681,6 +708,9 @@ impl<'a> Sim<'a> {
                     });
                 }
             }
+        }
+        if sim.engine.is_some() {
+            sim.open_accounts(&options.accounts);
         }
         for (j, spec) in specs.iter().enumerate() {
             sim.push(spec.submit_ms, Ev::Arrive(j as u32));

@@ -173,13 +173,14 @@ impl Sim<'_> {
 
     /// The headroom the RM returns on an allocate, in containers: FairScheduler's
     /// `FSAppAttempt.getHeadroom` under the fair-share policy, the queue's fair share less its
-    /// usage, at most what the cluster has free. Every user queue has weight 1 and no max
-    /// share, so the fair share is the cluster divided among the active queues.
+    /// usage, at most what the cluster has free. No user queue has a max share, so the fair
+    /// share is the cluster divided among the active queues by weight.
     fn headroom(&self, j: u32) -> i64 {
         let total = self.nodes.len() as u64 * self.cluster.containers_per_node as u64;
         let free = total - self.running_containers;
-        let fair_share = total as f64 / self.active_queues.max(1) as f64;
-        let usage = self.user_running[self.jobs[j as usize].user as usize] as f64;
+        let user = self.jobs[j as usize].user;
+        let fair_share = self.fair_share(user);
+        let usage = self.user_running[user as usize] as f64;
         (fair_share - usage).max(0.0).min(free as f64).floor() as i64
     }
 

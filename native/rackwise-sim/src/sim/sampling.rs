@@ -39,7 +39,7 @@ impl Sim<'_> {
         let demanding: Vec<f64> = self
             .users_demand
             .iter()
-            .map(|&(running, _)| running as f64)
+            .map(|&(_, u)| self.user_running[u as usize] as f64)
             .collect();
         let total = self.cluster.nodes() as u64 * self.cluster.containers_per_node as u64;
         self.collector.sample(

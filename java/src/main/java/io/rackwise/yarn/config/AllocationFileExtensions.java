@@ -71,6 +71,12 @@ public final class AllocationFileExtensions {
       boolean isRoot = queue.getAttribute("name").trim().equalsIgnoreCase("root");
       collect(queue, isRoot ? null : "root", source, queues, problems);
     }
+    List<String> markets = queues.stream()
+        .filter(queue -> queue.rackwise() != null
+            && DpMarketStructure.DP_POLICY.equals(queue.rackwise().get("policy")))
+        .map(QueueExtension::queue)
+        .toList();
+    DpMarketStructure.check(root, markets, source, problems);
     if (!problems.isEmpty()) {
       throw RackwiseConfigException.of(problems);
     }
@@ -106,13 +112,19 @@ public final class AllocationFileExtensions {
       }
     }
     out.add(new QueueExtension(path, rackwise));
+    boolean market = rackwise != null
+        && DpMarketStructure.DP_POLICY.equals(rackwise.get("policy"));
     for (Element child : queueChildren(queue)) {
+      if (market) {
+        DpMarketStructure.checkChild(child, path + "." + child.getAttribute("name").trim(), path,
+            source, problems);
+      }
       collect(child, path, source, out, problems);
     }
   }
 
   /** {@code <queue>} children, and {@code <pool>}, FairScheduler's old name for a queue. */
-  private static List<Element> queueChildren(Element parent) {
+  static List<Element> queueChildren(Element parent) {
     List<Element> queues = new ArrayList<>();
     for (Element child : elementChildren(parent)) {
       if (child.getTagName().equals("queue") || child.getTagName().equals("pool")) {
@@ -122,7 +134,7 @@ public final class AllocationFileExtensions {
     return queues;
   }
 
-  private static List<Element> elementChildren(Element parent) {
+  static List<Element> elementChildren(Element parent) {
     List<Element> children = new ArrayList<>();
     NodeList nodes = parent.getChildNodes();
     for (int i = 0; i < nodes.getLength(); i++) {

@@ -97,4 +97,42 @@ class AllocationFileExtensionsTest {
     assertEquals(Map.of("yarn.scheduler.rackwise.netsat.threshold", "0.7"),
         ShimSettings.coreSettings(ok));
   }
+
+  private static final String MARKET = "<queue name=\"users\" type=\"parent\">"
+      + "<rackwise><policy>dp</policy></rackwise>";
+
+  @Test
+  void aDpMarketTakesListedUserQueuesAndQueuesPerUserFromPlacement() throws Exception {
+    parse("<allocations>" + MARKET + "<queue name=\"alice\"/><queue name=\"bob\"/></queue>"
+        + "<queuePlacementPolicy><rule name=\"specified\" create=\"false\"/>"
+        + "<rule name=\"nestedUserQueue\"><rule name=\"default\" queue=\"users\"/></rule>"
+        + "<rule name=\"default\" queue=\"other\"/></queuePlacementPolicy></allocations>");
+    parse("<allocations><queue name=\"root\"><rackwise><policy>dp</policy></rackwise></queue>"
+        + "<queuePlacementPolicy><rule name=\"user\"/></queuePlacementPolicy></allocations>");
+  }
+
+  @Test
+  void aDpMarketWhoseChildrenAreNotUserQueuesIsRefusedNamingQueueAndReason() {
+    RackwiseConfigException parent = assertThrows(RackwiseConfigException.class, () -> parse(
+        "<allocations>" + MARKET + "<queue name=\"alice\"/>"
+            + "<queue name=\"team\"><queue name=\"carol\"/></queue></queue></allocations>"));
+    assertEquals("invalid Rackwise configuration: alloc.xml: queue root.users.team: a child of "
+        + "the Dynamic Priority market "
+        + "root.users must be one user's leaf queue, but it is a parent queue (type=\"parent\" "
+        + "or child queues), so the users below it would share one budget",
+        parent.getMessage());
+    RackwiseConfigException shared = assertThrows(RackwiseConfigException.class, () -> parse(
+        "<allocations>" + MARKET + "</queue><queuePlacementPolicy>"
+            + "<rule name=\"default\" queue=\"users.shared\"/></queuePlacementPolicy>"
+            + "</allocations>"));
+    assertTrue(shared.getMessage().contains("alloc.xml: <queuePlacementPolicy> rule default "
+        + "queue=\"root.users.shared\": puts every user it places into root.users.shared, one "
+        + "child of the Dynamic Priority market root.users"), shared.getMessage());
+    RackwiseConfigException groups = assertThrows(RackwiseConfigException.class, () -> parse(
+        "<allocations><queue name=\"root\"><rackwise><policy>dp</policy></rackwise></queue>"
+            + "<queuePlacementPolicy><rule name=\"nestedUserQueue\">"
+            + "<rule name=\"primaryGroup\"/></rule></queuePlacementPolicy></allocations>"));
+    assertTrue(groups.getMessage().contains("rule primaryGroup: makes one child of root per "
+        + "group, but root is a Dynamic Priority market"), groups.getMessage());
+  }
 }
