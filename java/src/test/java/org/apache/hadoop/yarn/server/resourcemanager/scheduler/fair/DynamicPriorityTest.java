@@ -41,15 +41,26 @@ class DynamicPriorityTest {
   private static final String ALICE = "root.users.alice";
   private static final String BOB = "root.users.bob";
 
+  /** Our scheduler on the four hosts, with the market of {@code QUEUES}. */
+  private static MockRackCluster startMarket(Path dir) throws Exception {
+    return new MockRackCluster(RackwiseFairScheduler.class,
+        MockRackCluster.allocationFile(QUEUES), Map.of(), Map.of("/r1", HOSTS), dir);
+  }
+
+  /** A clock the test moves, standing at {@code startMs}, as the scheduler's. */
+  private static ControlledClock controlledClock(RackwiseFairScheduler scheduler, long startMs) {
+    ControlledClock clock = new ControlledClock();
+    clock.setTime(startMs);
+    scheduler.setClock(clock);
+    return clock;
+  }
+
   @Test
   void spendingOneAndTwoGetAThirdAndTwoThirdsAndPayForWhatTheyHeldWithinThem(@TempDir Path dir)
       throws Exception {
-    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
-        MockRackCluster.allocationFile(QUEUES), Map.of(), Map.of("/r1", HOSTS), dir)) {
+    try (MockRackCluster cluster = startMarket(dir)) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      ControlledClock clock = new ControlledClock();
-      clock.setTime(1_000_000);
-      scheduler.setClock(clock);
+      ControlledClock clock = controlledClock(scheduler, 1_000_000);
       scheduler.setDpAccount(ALICE, 1000, 1, "admin");
       scheduler.setDpAccount(BOB, 1000, 2, "admin");
 
@@ -129,9 +140,7 @@ class DynamicPriorityTest {
     try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
         MockRackCluster.allocationFile(queuesXml), Map.of(), Map.of("/r1", hosts), dir)) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      ControlledClock clock = new ControlledClock();
-      clock.setTime(1_000_000);
-      scheduler.setClock(clock);
+      ControlledClock clock = controlledClock(scheduler, 1_000_000);
       List<String> users = List.of("alice", "bob", "carol");
       List<Double> spending = List.of(1.0, 2.0, 4.0);
       MockRackCluster.Job[] jobs = new MockRackCluster.Job[users.size()];
@@ -176,12 +185,9 @@ class DynamicPriorityTest {
   @Test
   void aUserOutOfCreditDropsToWeightZeroAndIsNeverChargedBelowZero(@TempDir Path dir)
       throws Exception {
-    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
-        MockRackCluster.allocationFile(QUEUES), Map.of(), Map.of("/r1", HOSTS), dir)) {
+    try (MockRackCluster cluster = startMarket(dir)) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      ControlledClock clock = new ControlledClock();
-      clock.setTime(1_000_000);
-      scheduler.setClock(clock);
+      ControlledClock clock = controlledClock(scheduler, 1_000_000);
       // Alice's 40 credits pay her half of the 32 units (16 an interval) for about two
       // intervals; bob can pay for ever.
       scheduler.setDpAccount(ALICE, 40, 1, "admin");
@@ -235,9 +241,7 @@ class DynamicPriorityTest {
     try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class, allocations,
         preemption, Map.of("/r1", HOSTS), dir)) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      ControlledClock clock = new ControlledClock();
-      clock.setTime(1_000_000);
-      scheduler.setClock(clock);
+      ControlledClock clock = controlledClock(scheduler, 1_000_000);
       scheduler.setDpAccount(ALICE, 1e6, 1, "admin");
       scheduler.setDpAccount(BOB, 1e6, 1, "admin");
       MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
@@ -279,8 +283,7 @@ class DynamicPriorityTest {
   @Test
   void aNegativeOrNonNumericAccountIsRefusedNamingQueueAndValue(@TempDir Path dir)
       throws Exception {
-    try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
-        MockRackCluster.allocationFile(QUEUES), Map.of(), Map.of("/r1", HOSTS), dir)) {
+    try (MockRackCluster cluster = startMarket(dir)) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
       scheduler.setDpAccount(ALICE, 50, 1, "admin");
       IllegalArgumentException negative = assertThrows(IllegalArgumentException.class,
@@ -304,9 +307,7 @@ class DynamicPriorityTest {
     try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
         MockRackCluster.allocationFile(QUEUES), stateDir, Map.of("/r1", HOSTS), dir)) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      ControlledClock clock = new ControlledClock();
-      clock.setTime(1_000_000);
-      scheduler.setClock(clock);
+      ControlledClock clock = controlledClock(scheduler, 1_000_000);
       scheduler.setDpAccount(ALICE, 1000, 1, "admin");
       // Bob cannot pay a single unit: after a restart he must still be broke.
       scheduler.setDpAccount(BOB, 0.5, 1, "admin");
@@ -324,9 +325,7 @@ class DynamicPriorityTest {
       assertEquals(new DpLedger.Balance(0.5, 1), scheduler.dpLedger().balance(BOB).orElseThrow());
       // The core got them: once an interval closes with both active, only alice can pay (a
       // new account would hold the market's default budget of 0, and neither could).
-      ControlledClock clock = new ControlledClock();
-      clock.setTime(5_000_000);
-      scheduler.setClock(clock);
+      ControlledClock clock = controlledClock(scheduler, 5_000_000);
       MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
       MockRackCluster.Job bob = cluster.submit("b", BOB, "bob", Set.of(), "h2");
       cluster.ask(alice, 4, HOSTS, 0);
@@ -351,9 +350,7 @@ class DynamicPriorityTest {
     try (MockRackCluster cluster = new MockRackCluster(RackwiseFairScheduler.class,
         MockRackCluster.allocationFile(QUEUES), conf, Map.of("/r1", HOSTS), dir)) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      ControlledClock clock = new ControlledClock();
-      clock.setTime(1_000_000);
-      scheduler.setClock(clock);
+      ControlledClock clock = controlledClock(scheduler, 1_000_000);
       scheduler.setDpAccount(ALICE, 1000, 1, "admin");
       MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
       cluster.ask(alice, 4, HOSTS, 0);
@@ -401,9 +398,7 @@ class DynamicPriorityTest {
         MockRackCluster.allocationFile(QUEUES), Map.of(), Map.of("/r1", HOSTS),
         dir.resolve("reload"))) {
       RackwiseFairScheduler scheduler = cluster.rackwise();
-      ControlledClock clock = new ControlledClock();
-      clock.setTime(1_000_000);
-      scheduler.setClock(clock);
+      ControlledClock clock = controlledClock(scheduler, 1_000_000);
       scheduler.setDpAccount(ALICE, 1000, 1, "admin");
       MockRackCluster.Job alice = cluster.submit("a", ALICE, "alice", Set.of(), "h1");
       cluster.ask(alice, 4, HOSTS, 0);
