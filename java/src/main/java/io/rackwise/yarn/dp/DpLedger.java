@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
 public final class DpLedger {
   private static final Logger LOG = LoggerFactory.getLogger(DpLedger.class);
   static final String CHECKPOINT = "dp-ledger.json";
-  static final String JOURNAL = "dp-ledger.journal";
+  public static final String JOURNAL = "dp-ledger.journal";
   /** Records after which the journal is folded into a new checkpoint (about 5 h at 20 s). */
   static final int COMPACT_AFTER = 1000;
   /** How long {@link #close} waits for the queued records to be written. */

@@ -10,6 +10,8 @@ import java.util.Map;
 import org.apache.curator.test.TestingServer;
 import org.apache.hadoop.hdfs.HdfsConfiguration;
 import org.apache.hadoop.hdfs.MiniDFSCluster;
+import org.apache.hadoop.net.NetUtils;
+import org.apache.hadoop.yarn.conf.HAUtil;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
@@ -19,9 +21,18 @@ import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
  * the native core required (no fallback can make a test pass), leader election through an
  * in-process ZooKeeper, and Rackwise's state directory on a one-DataNode MiniDFSCluster, the
  * {@code hdfs://} path both RMs share.
+ *
+ * <p>The NodeManagers talk to the RMs over RPC, on fixed ports, through the HA-aware RM proxy
+ * (as a real cluster's do). MiniYARNCluster's default in-process NodeManagers bind, when they
+ * start, to the ResourceTrackerService of the RM active at that moment and keep heartbeating to
+ * it after it is stopped: the new active never sees a node, offers nothing, and closes no
+ * Dynamic Priority interval.
  */
 final class RmHaPair implements AutoCloseable {
   private static final String STATE_DIR = "/rackwise/state";
+  private static final String[] RM_IDS = {"rm0", "rm1"};
+  /** How soon a NodeManager tries the other RM, and again (defaults: 30 s between tries). */
+  private static final long RM_RETRY_MS = 100;
 
   private final MiniDFSCluster dfs;
   private final TestingServer zooKeeper;
@@ -56,11 +67,38 @@ final class RmHaPair implements AutoCloseable {
     conf.setBoolean(YarnConfiguration.AUTO_FAILOVER_EMBEDDED, true);
     conf.set(YarnConfiguration.RM_CLUSTER_ID, "rackwise-ha");
     conf.set(YarnConfiguration.RM_ZK_ADDRESS, zooKeeper.getConnectString());
+    talkOverRpc(conf);
     extra.forEach(conf::set);
 
-    yarn = new MiniYARNCluster("rackwise-ha", 2, nodeManagers, 1, 1);
+    yarn = new MiniYARNCluster("rackwise-ha", RM_IDS.length, nodeManagers, 1, 1);
     yarn.init(conf);
     yarn.start();
+  }
+
+  /**
+   * RPC between NodeManagers and RMs, which MiniYARNCluster allows only on fixed ports: each RM
+   * id gets free ports for all its services, and the NodeManager's own fixed-by-default ports
+   * (localizer, web) are free ones too, so parallel test runs do not collide.
+   */
+  private static void talkOverRpc(YarnConfiguration conf) {
+    conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_FIXED_PORTS, true);
+    conf.setBoolean(YarnConfiguration.YARN_MINICLUSTER_USE_RPC, true);
+    conf.setStrings(YarnConfiguration.RM_HA_IDS, RM_IDS);
+    for (String rmId : RM_IDS) {
+      for (String key : YarnConfiguration.getServiceAddressConfKeys(conf)) {
+        conf.set(HAUtil.addSuffix(key, rmId), freeAddress());
+      }
+    }
+    conf.set(YarnConfiguration.NM_ADDRESS, freeAddress());
+    conf.set(YarnConfiguration.NM_LOCALIZER_ADDRESS, freeAddress());
+    conf.set(YarnConfiguration.NM_WEBAPP_ADDRESS, freeAddress());
+    conf.setLong(YarnConfiguration.RESOURCEMANAGER_CONNECT_RETRY_INTERVAL_MS, RM_RETRY_MS);
+    conf.setLong(YarnConfiguration.CLIENT_FAILOVER_SLEEPTIME_BASE_MS, RM_RETRY_MS);
+    conf.setLong(YarnConfiguration.CLIENT_FAILOVER_SLEEPTIME_MAX_MS, 10 * RM_RETRY_MS);
+  }
+
+  private static String freeAddress() {
+    return "localhost:" + NetUtils.getFreeSocketPort();
   }
 
   /** The shared state directory, an {@code hdfs://} URI. */
