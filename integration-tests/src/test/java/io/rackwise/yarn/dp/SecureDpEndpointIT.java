@@ -1,9 +1,9 @@
 package io.rackwise.yarn.dp;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.rackwise.yarn.KerberizedHttps;
 import io.rackwise.yarn.bridge.WireResponse.MarketInterval;
 import io.rackwise.yarn.config.ShimSettings;
 import io.rackwise.yarn.dp.DpLedger.Balance;
@@ -15,14 +15,9 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.UnaryOperator;
-import javax.net.ssl.HttpsURLConnection;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
-import org.apache.hadoop.http.HttpConfig;
 import org.apache.hadoop.minikdc.MiniKdc;
 import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.hadoop.security.ssl.KeyStoreTestUtil;
-import org.apache.hadoop.security.ssl.SSLFactory;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -46,10 +41,8 @@ class SecureDpEndpointIT {
   @TempDir
   File workDir;
 
-  private MiniKdc kdc;
+  private KerberizedHttps secure;
   private DpHttpServer server;
-  private String keystores;
-  private String sslConfDir;
 
   /** Two budget queues in memory. */
   private static final class TableMarkets implements DpMarkets {
@@ -96,45 +89,32 @@ class SecureDpEndpointIT {
     if (server != null) {
       server.stop();
     }
-    if (kdc != null) {
-      kdc.stop();
+    if (secure != null) {
+      secure.close();
     }
-    if (keystores != null) {
-      KeyStoreTestUtil.cleanupSSLConfig(keystores, sslConfDir);
-    }
-    UserGroupInformation.reset();
   }
 
   @Test
   @Timeout(value = 3, unit = TimeUnit.MINUTES)
   void theCallerIsWhoKerberosSaysOverHttps() throws Exception {
-    kdc = new MiniKdc(MiniKdc.createConf(), new File(workDir, "kdc"));
-    kdc.start();
-    File keytab = new File(workDir, "dp.keytab");
-    kdc.createPrincipal(keytab, "HTTP/localhost", "alice", "ops");
-    String realm = kdc.getRealm();
-
-    Configuration conf = new YarnConfiguration();
-    conf.set(CommonConfigurationKeysPublic.HADOOP_SECURITY_AUTHENTICATION, "kerberos");
+    secure = KerberizedHttps.start(workDir, SecureDpEndpointIT.class, "HTTP/localhost", "alice",
+        "ops");
+    Configuration conf = secure.conf;
+    String realm = secure.realm;
+    File keytab = secure.keytab;
     conf.set("hadoop.http.authentication.type", "kerberos");
-    conf.set(YarnConfiguration.YARN_HTTP_POLICY_KEY, HttpConfig.Policy.HTTPS_ONLY.name());
     conf.set("hadoop.http.authentication.kerberos.principal", "HTTP/localhost@" + realm);
     conf.set("hadoop.http.authentication.kerberos.keytab", keytab.getPath());
     conf.set("hadoop.http.authentication.simple.anonymous.allowed", "false");
     conf.set(YarnConfiguration.YARN_ADMIN_ACL, "ops");
     conf.set("hadoop.security.auth_to_local", "RULE:[1:$1] RULE:[2:$1] DEFAULT");
-    keystores = new File(workDir, "keystores").getPath();
-    new File(keystores).mkdirs();
-    // ssl-client.xml and ssl-server.xml must be classpath resources, as on an RM.
-    sslConfDir = KeyStoreTestUtil.getClasspathDir(SecureDpEndpointIT.class);
-    KeyStoreTestUtil.setupSSLConfig(keystores, sslConfDir, conf, false);
     UserGroupInformation.setConfiguration(conf);
 
     server = DpHttpServer.start(new ShimSettings.DpHttp(0, "localhost", null, 300_000), conf,
         new TableMarkets());
     URI base = URI.create("https://localhost:" + server.port());
 
-    assertEquals(401, statusWithoutSpnego(conf, base.resolve("/dp/queues").toString()),
+    assertEquals(401, secure.statusWithoutSpnego(base.resolve("/dp/queues").toString()),
         "the SPNEGO filter refuses a request that does not authenticate");
 
     DpClient.Reply own = as("alice", keytab, realm, () -> new DpClient(base, conf, "alice", null)
@@ -158,21 +138,5 @@ class SecureDpEndpointIT {
       PrivilegedExceptionAction<T> action) throws Exception {
     return UserGroupInformation.loginUserFromKeytabAndReturnUGI(user + "@" + realm,
         keytab.getPath()).doAs(action);
-  }
-
-  /** The status of a plain TLS GET, trusting the test CA, with no Kerberos. */
-  private static int statusWithoutSpnego(Configuration conf, String url) throws Exception {
-    SSLFactory ssl = new SSLFactory(SSLFactory.Mode.CLIENT, conf);
-    ssl.init();
-    try {
-      HttpsURLConnection c = (HttpsURLConnection) URI.create(url).toURL().openConnection();
-      ssl.configure(c);
-      int status = c.getResponseCode();
-      c.disconnect();
-      assertTrue(status > 0);
-      return status;
-    } finally {
-      ssl.destroy();
-    }
   }
 }

@@ -1,8 +1,8 @@
 package io.rackwise.yarn.stats;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.rackwise.yarn.KerberizedHttps;
 import io.rackwise.yarn.config.ShimSettings;
 import java.io.File;
 import java.io.IOException;
@@ -11,18 +11,14 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.HttpsURLConnection;
 import javax.servlet.http.HttpServlet;
 import javax.servlet.http.HttpServletRequest;
 import javax.servlet.http.HttpServletResponse;
 import org.apache.hadoop.conf.Configuration;
-import org.apache.hadoop.fs.CommonConfigurationKeysPublic;
-import org.apache.hadoop.http.HttpConfig;
 import org.apache.hadoop.http.HttpServer2;
 import org.apache.hadoop.minikdc.MiniKdc;
 import org.apache.hadoop.security.AuthenticationFilterInitializer;
 import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.hadoop.security.ssl.KeyStoreTestUtil;
 import org.apache.hadoop.security.ssl.SSLFactory;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
@@ -47,11 +43,9 @@ class SecureJobStatsPollerIT {
   @TempDir
   File workDir;
 
-  private MiniKdc kdc;
+  private KerberizedHttps secure;
   private HttpServer2 proxy;
   private JobStatsPoller poller;
-  private String keystores;
-  private String sslConfDir;
 
   /** A MapReduce AM's job and map-task resources as the proxy relays them: 4 maps, none done. */
   public static final class AmJobServlet extends HttpServlet {
@@ -83,32 +77,19 @@ class SecureJobStatsPollerIT {
     if (proxy != null) {
       proxy.stop();
     }
-    if (kdc != null) {
-      kdc.stop();
+    if (secure != null) {
+      secure.close();
     }
-    if (keystores != null) {
-      KeyStoreTestUtil.cleanupSSLConfig(keystores, sslConfDir);
-    }
-    UserGroupInformation.reset();
   }
 
   @Test
   @Timeout(value = 3, unit = TimeUnit.MINUTES)
   void pollsAnHttpsOnlyKerberizedProxyAsTheRmLoginUser() throws Exception {
-    kdc = new MiniKdc(MiniKdc.createConf(), new File(workDir, "kdc"));
-    kdc.start();
-    File keytab = new File(workDir, "rm.keytab");
-    kdc.createPrincipal(keytab, "rm/localhost", "HTTP/localhost");
-    String realm = kdc.getRealm();
-
-    Configuration conf = new YarnConfiguration();
-    conf.set(CommonConfigurationKeysPublic.HADOOP_SECURITY_AUTHENTICATION, "kerberos");
-    conf.set(YarnConfiguration.YARN_HTTP_POLICY_KEY, HttpConfig.Policy.HTTPS_ONLY.name());
-    keystores = new File(workDir, "keystores").getPath();
-    new File(keystores).mkdirs();
-    // ssl-client.xml and ssl-server.xml must be classpath resources, as on an RM.
-    sslConfDir = KeyStoreTestUtil.getClasspathDir(SecureJobStatsPollerIT.class);
-    KeyStoreTestUtil.setupSSLConfig(keystores, sslConfDir, conf, false);
+    secure = KerberizedHttps.start(workDir, SecureJobStatsPollerIT.class, "rm/localhost",
+        "HTTP/localhost");
+    Configuration conf = secure.conf;
+    String realm = secure.realm;
+    File keytab = secure.keytab;
 
     startProxy(conf, realm, keytab);
     UserGroupInformation.setConfiguration(conf);
@@ -116,7 +97,7 @@ class SecureJobStatsPollerIT {
 
     String base = "https://localhost:" + proxy.getConnectorAddress(0).getPort();
     String jobUrl = base + "/proxy/" + APP + "/ws/v1/mapreduce/jobs/" + JobStatsPoller.jobIdOf(APP);
-    assertEquals(HttpURLConnection.HTTP_UNAUTHORIZED, statusWithoutSpnego(conf, jobUrl),
+    assertEquals(HttpURLConnection.HTTP_UNAUTHORIZED, secure.statusWithoutSpnego(jobUrl),
         "the proxy refuses requests that do not authenticate");
 
     conf.set(YarnConfiguration.PROXY_ADDRESS, "localhost:"
@@ -152,21 +133,5 @@ class SecureJobStatsPollerIT {
         .build();
     proxy.addServlet("am", "/proxy/*", AmJobServlet.class);
     proxy.start();
-  }
-
-  /** The status of a plain TLS GET, trusting the test CA, with no Kerberos. */
-  private static int statusWithoutSpnego(Configuration conf, String url) throws Exception {
-    SSLFactory ssl = new SSLFactory(SSLFactory.Mode.CLIENT, conf);
-    ssl.init();
-    try {
-      HttpsURLConnection c = (HttpsURLConnection) URI.create(url).toURL().openConnection();
-      ssl.configure(c);
-      int status = c.getResponseCode();
-      c.disconnect();
-      assertTrue(status > 0);
-      return status;
-    } finally {
-      ssl.destroy();
-    }
   }
 }
