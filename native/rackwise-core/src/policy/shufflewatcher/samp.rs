@@ -21,8 +21,8 @@
 //!   expect to run at once (its maps, at most an even share of the cluster). A preference the
 //!   racks cannot serve would only make the job wait (NASS holds maps for their preferred racks);
 //! * only racks with nodes count. Storage without locality names a rack no node is on
-//!   (`/default-rack`); a job with no split on a rack with nodes gets the fewest racks that can
-//!   give it its containers, the most giving first.
+//!   (`/default-rack`); a job with no split on a rack with nodes prefers no rack, so none of its
+//!   maps waits for one (an RM without data locality must not hold work for it).
 
 use crate::protocol::RackName;
 use std::collections::{BTreeMap, BTreeSet};
@@ -84,6 +84,18 @@ pub fn choose(
         .collect();
     if total <= 0.0 || sorted.is_empty() {
         return None;
+    }
+    // No split on a rack with nodes (storage without locality): no rack is better placed than
+    // another to read the input, so the job prefers none and waits for none.
+    if sorted.iter().all(|(_, held, _)| *held <= 0.0) {
+        let even = 1.0 / sorted.len() as f64;
+        return Some(SampChoice {
+            preferred: BTreeSet::new(),
+            tentative_shares: sorted
+                .iter()
+                .map(|(rack, _, _)| ((*rack).clone(), even))
+                .collect(),
+        });
     }
     // Racks holding more of the job's splits first; among equals, those other jobs prefer
     // less, then those that give more, then by name.
@@ -269,9 +281,9 @@ mod tests {
 
     #[test]
     fn storage_without_locality_never_prefers_a_rack_without_nodes() {
-        // `file:///` input: every split names /default-rack, which no node is on. SAMP picks by
-        // capacity among the racks with nodes: the fewest that give the job its 150 containers,
-        // the most giving first.
+        // `file:///` input: every split names /default-rack, which no node is on. No rack with
+        // nodes can read the input locally, so the job prefers none (and so waits for none),
+        // and its tentative reduce shares are even over the racks with nodes.
         let capacity = RackCapacity {
             containers: [("/r1", 100.0), ("/r2", 120.0), ("/r3", 80.0)]
                 .into_iter()
@@ -287,10 +299,19 @@ mod tests {
             &capacity,
         )
         .unwrap();
-        assert_eq!(names(&choice), ["/r1", "/r2"]);
-        assert!(!choice
+        assert!(choice.preferred.is_empty(), "{choice:?}");
+        assert_eq!(
+            choice.tentative_shares.keys().collect::<Vec<_>>(),
+            [
+                &RackName("/r1".into()),
+                &RackName("/r2".into()),
+                &RackName("/r3".into())
+            ]
+        );
+        assert!(choice
             .tentative_shares
-            .contains_key(&RackName("/default-rack".into())));
+            .values()
+            .all(|share| (share - 1.0 / 3.0).abs() < 1e-9));
     }
 
     #[test]
