@@ -655,3 +655,52 @@ fn a_disk_interference_window_stretches_the_tasks_of_the_nodes_it_covers() {
     assert!(quiet_s < 90.0, "quiet {quiet_s} s");
     assert!(noisy_s > 180.0 && noisy_s < 220.0, "noisy {noisy_s} s");
 }
+
+/// The cluster files the docs' commands name (`--cluster native/rackwise-sim/clusters/…`) must
+/// parse and validate, or those commands fail for whoever runs them next.
+#[test]
+fn every_shipped_cluster_file_loads() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("clusters");
+    let mut loaded = 0;
+    for entry in std::fs::read_dir(&dir).expect("clusters directory") {
+        let path = entry.expect("directory entry").path();
+        let cluster = Cluster::load(path.to_str().expect("utf-8 path"))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(
+            Some(cluster.name.as_str()),
+            path.file_stem().and_then(|s| s.to_str()),
+            "a cluster file's name field matches its file name"
+        );
+        loaded += 1;
+    }
+    assert!(
+        loaded >= 3,
+        "found {loaded} cluster files in {}",
+        dir.display()
+    );
+}
+
+/// The network-ideal cluster is the throughput oracle for `nas600` (docs/simulator.md): it may
+/// differ from the preset only in its links, or the comparison stops meaning anything.
+#[test]
+fn the_ideal_network_cluster_is_nas600_with_only_its_links_widened() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/clusters/nas600-ideal-network.json"
+    );
+    let ideal = Cluster::load(path).expect("ideal-network cluster");
+    let nas600 = Cluster::preset("nas600").expect("nas600 preset");
+    assert!(ideal.nic_mbps >= 1000.0 * nas600.nic_mbps);
+    assert!(ideal.rack_uplink_mbps >= 1000.0 * nas600.rack_uplink_mbps);
+    assert!(ideal.rack_downlink_mbps >= 1000.0 * nas600.rack_downlink_mbps);
+    assert_eq!(
+        ideal,
+        Cluster {
+            name: ideal.name.clone(),
+            nic_mbps: ideal.nic_mbps,
+            rack_uplink_mbps: ideal.rack_uplink_mbps,
+            rack_downlink_mbps: ideal.rack_downlink_mbps,
+            ..nas600
+        }
+    );
+}
