@@ -243,6 +243,10 @@ pub enum Event {
         app: AppId,
         container: ContainerId,
         time_ms: u64,
+        /// False when the container ended without its task's work (preempted, released
+        /// unused, lost, killed by the RM): it frees its slot but is no finished task, so
+        /// it moves no map-finished count, task time or per-node latency.
+        task_completed: bool,
     },
     /// Job counters read from the MapReduce ApplicationMaster.
     JobStats {

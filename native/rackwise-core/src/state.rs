@@ -108,7 +108,7 @@ pub struct Job {
     pub running_maps: u32,
     pub running_reduces: u32,
     pub finished_reduces: u32,
-    /// Finished map containers per rack: where the job's map output sits. Only a map's
+    /// Finished map containers per rack: where the job's map output sits. Only a completed map's
     /// `ContainerFinished` adds to it, which keeps `finished_maps` true.
     pub finished_maps_by_rack: BTreeMap<RackName, u32>,
     /// The sum of `finished_maps_by_rack`: NAS predicts every candidate's maps on every offer.
@@ -694,7 +694,10 @@ impl ClusterState {
                 });
             }
             Event::ContainerFinished {
-                container, time_ms, ..
+                container,
+                time_ms,
+                task_completed,
+                ..
             } => {
                 let Some(finished) = self.containers.remove(&container) else {
                     return;
@@ -703,30 +706,39 @@ impl ClusterState {
                 let Some(known) = self.apps.get_mut(&finished.app) else {
                     return;
                 };
-                observed.push(Observation::TaskFinished {
-                    app: finished.app.clone(),
-                    node: finished.node.clone(),
-                    rack: finished.rack.clone(),
-                    kind: finished.kind,
-                    start_ms: finished.start_ms,
-                    finish_ms: time_ms,
-                });
                 let job = &mut known.job;
+                match finished.kind {
+                    TaskKind::Map => job.running_maps = job.running_maps.saturating_sub(1),
+                    TaskKind::Reduce => job.running_reduces = job.running_reduces.saturating_sub(1),
+                    TaskKind::ApplicationMaster | TaskKind::Other => {}
+                }
+                if !task_completed {
+                    // Its task runs again elsewhere: only the slot is free.
+                    return;
+                }
                 let took_ms = time_ms.saturating_sub(finished.start_ms);
                 match finished.kind {
                     TaskKind::Map => {
-                        job.running_maps = job.running_maps.saturating_sub(1);
-                        *job.finished_maps_by_rack.entry(finished.rack).or_insert(0) += 1;
+                        *job.finished_maps_by_rack
+                            .entry(finished.rack.clone())
+                            .or_insert(0) += 1;
                         job.finished_maps += 1;
                         job.map_times.add(took_ms);
                     }
                     TaskKind::Reduce => {
-                        job.running_reduces = job.running_reduces.saturating_sub(1);
                         job.finished_reduces += 1;
                         job.reduce_times.add(took_ms);
                     }
                     TaskKind::ApplicationMaster | TaskKind::Other => {}
                 }
+                observed.push(Observation::TaskFinished {
+                    app: finished.app,
+                    node: finished.node,
+                    rack: finished.rack,
+                    kind: finished.kind,
+                    start_ms: finished.start_ms,
+                    finish_ms: time_ms,
+                });
             }
             Event::JobStats {
                 app,

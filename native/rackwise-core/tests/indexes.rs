@@ -106,6 +106,7 @@ fn requests() -> Vec<OfferRequest> {
             app: AppId("app_1".into()),
             container: ContainerId("c1".into()),
             time_ms: 3_000,
+            task_completed: true,
         },
         Event::JobStats {
             app: AppId("app_1".into()),
@@ -152,6 +153,7 @@ fn requests() -> Vec<OfferRequest> {
             app: AppId("app_3".into()),
             container: ContainerId("c4".into()),
             time_ms: 3_000,
+            task_completed: true,
         },
     ];
     [first, second, third]

@@ -79,10 +79,15 @@ impl Fixture {
     }
 
     fn finish(&mut self, container: &str, time_ms: u64) -> Vec<Observation> {
+        self.end(container, time_ms, true)
+    }
+
+    fn end(&mut self, container: &str, time_ms: u64, task_completed: bool) -> Vec<Observation> {
         self.apply(Event::ContainerFinished {
             app: AppId("app".into()),
             container: ContainerId(container.into()),
             time_ms,
+            task_completed,
         })
     }
 
@@ -123,6 +128,24 @@ fn tasks_start_and_finish_with_their_node_rack_kind_and_times() {
     // A container finishing twice, or never started, tells nothing.
     assert!(f.finish("c1", 5_000).is_empty());
     assert!(f.finish("c9", 5_000).is_empty());
+}
+
+#[test]
+fn a_container_that_ends_without_its_task_frees_the_slot_and_finishes_nothing() {
+    let mut f = Fixture::new();
+    f.asks(&[(20, 2)]);
+    f.allocate("c1", 20, 1_000);
+    f.allocate("c2", 20, 1_000);
+    // Preempted (or released unused) after 0.5 s: a finished map would teach a 0.5 s map time
+    // and a map output on /r1 that does not exist.
+    assert!(f.end("c1", 1_500, false).is_empty());
+    let job = &f.state.apps[&AppId("app".into())].job;
+    assert_eq!(job.running_maps, 1);
+    assert_eq!(job.finished_maps(), 0);
+    assert!(job.finished_maps_by_rack.is_empty());
+    assert_eq!(f.finish("c2", 9_000).len(), 1);
+    let job = &f.state.apps[&AppId("app".into())].job;
+    assert_eq!((job.running_maps, job.finished_maps()), (0, 1));
 }
 
 #[test]

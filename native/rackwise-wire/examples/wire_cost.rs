@@ -123,6 +123,7 @@ fn protocol_request() -> OfferRequest {
             app: AppId(app(1).into()),
             container: ContainerId(container(i)),
             time_ms: 1_700_000_100_000 + i as u64,
+            task_completed: true,
         });
     }
     events.push(Event::JobStats {
@@ -228,10 +229,12 @@ fn wire_request(request: &OfferRequest) -> v1::OfferRequest {
                     app,
                     container,
                     time_ms,
+                    task_completed,
                 } => Kind::ContainerFinished(v1::ContainerFinished {
                     app: app.0.to_string(),
                     container: container.0.clone(),
                     time_ms: Some(*time_ms),
+                    task_completed: Some(*task_completed),
                 }),
                 Event::JobStats {
                     app,

@@ -183,6 +183,7 @@ fn event(kind: v1::event::Kind, at: At<'_>) -> Result<Event, WireError> {
                 app: AppId(non_empty(m.app, at, "app")?.into()),
                 container: ContainerId(non_empty(m.container, at, "container")?),
                 time_ms: required(m.time_ms, at, "time_ms")?,
+                task_completed: required(m.task_completed, at, "task_completed")?,
             }
         }
         Kind::JobStats(m) => {

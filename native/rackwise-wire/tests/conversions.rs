@@ -89,6 +89,7 @@ fn every_event() -> v1::OfferRequest {
                 app: "app_1".into(),
                 container: "container_1".into(),
                 time_ms: Some(950),
+                task_completed: Some(true),
             })),
             event(Kind::JobStats(v1::JobStats {
                 app: "app_1".into(),
@@ -198,6 +199,7 @@ fn every_event_kind_becomes_the_protocol_event() {
                 app: app(),
                 container: p::ContainerId("container_1".into()),
                 time_ms: 950,
+                task_completed: true,
             },
             p::Event::JobStats {
                 app: app(),
@@ -560,6 +562,9 @@ fn container_events_require_their_fields() {
     });
     refused(&format!("{at}.time_ms"), MISSING, |r| {
         finished(r).time_ms = None
+    });
+    refused(&format!("{at}.task_completed"), MISSING, |r| {
+        finished(r).task_completed = None
     });
 }
 

@@ -310,6 +310,7 @@ impl TestEnv {
             app: AppId(app.into()),
             container,
             time_ms: self.now_ms,
+            task_completed: true,
         });
     }
 

@@ -500,8 +500,17 @@ impl Sim<'_> {
         job.busy_since_ms = now;
     }
 
-    /// Releases a container that ran at `priority` (an AM, a map or a reduce).
-    pub(super) fn release(&mut self, j: u32, node: u32, container: u32, priority: i32) {
+    /// Releases a container that ran at `priority` (an AM, a map or a reduce). `task_completed`
+    /// is what the shim derives from the container's exit status: false for a preempted or
+    /// unused container.
+    pub(super) fn release(
+        &mut self,
+        j: u32,
+        node: u32,
+        container: u32,
+        priority: i32,
+        task_completed: bool,
+    ) {
         self.last_progress_ms = self.now;
         let state = &mut self.nodes[node as usize];
         match priority {
@@ -531,6 +540,7 @@ impl Sim<'_> {
                 app: self.app_ids[j as usize].clone(),
                 container: ContainerId(format!("c{container}")),
                 time_ms: self.now,
+                task_completed,
             });
         }
         self.wake(node);

@@ -358,7 +358,7 @@ impl Sim<'_> {
         self.counters.shuffle_refetched += fetched;
         self.counters.reduces_preempted += 1;
         self.jobs[j as usize].reduces_killed += 1;
-        self.release(j, node, container, PRIORITY_REDUCE);
+        self.release(j, node, container, PRIORITY_REDUCE, false);
         self.am_wake(j);
     }
 
@@ -609,7 +609,7 @@ impl Sim<'_> {
             // Its twin finished the task while this container was on its way: the AM gives
             // it back unused.
             self.jobs[j as usize].maps[m as usize].finished = true;
-            self.release(j, node, container, PRIORITY_MAP);
+            self.release(j, node, container, PRIORITY_MAP, false);
             return;
         }
         let c = self.cluster;
@@ -721,7 +721,7 @@ impl Sim<'_> {
             (task.node, task.container)
         };
         self.map_attempt_won(j, m);
-        self.release(j, node, container, PRIORITY_MAP);
+        self.release(j, node, container, PRIORITY_MAP, true);
         let rack = self.nodes[node as usize].rack;
         let job = &mut self.jobs[j as usize];
         job.maps_done += 1;
@@ -914,7 +914,7 @@ impl Sim<'_> {
         job.reduces_done += 1;
         let launch = job.reduces[r as usize].launch.clone();
         job.finished_reduces.push(launch);
-        self.release(j, node, container, PRIORITY_REDUCE);
+        self.release(j, node, container, PRIORITY_REDUCE, true);
         let job = &self.jobs[j as usize];
         if job.reduces_done == job.reduces_total && job.maps_done == job.maps_total {
             self.job_done(j);
@@ -951,7 +951,7 @@ impl Sim<'_> {
             self.jobs[j as usize].am_node,
             self.jobs[j as usize].am_container,
         );
-        self.release(j, node, container, PRIORITY_AM);
+        self.release(j, node, container, PRIORITY_AM, true);
         self.record_cross_rack_bounds(j);
         let user = self.jobs[j as usize].user as usize;
         self.user_active_apps[user] -= 1;

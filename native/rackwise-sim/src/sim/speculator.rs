@@ -227,6 +227,8 @@ impl Sim<'_> {
             self.cancel_flow(f);
         }
         self.jobs[j as usize].maps_running -= 1;
-        self.release(j, node, container, PRIORITY_MAP);
+        // The RM cannot tell this kill from the AM stopping a finished task's container (both
+        // end as KILLED_BY_APPMASTER or SIGTERM), so the shim reports it as completed too.
+        self.release(j, node, container, PRIORITY_MAP, true);
     }
 }

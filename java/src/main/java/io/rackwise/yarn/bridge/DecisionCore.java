@@ -184,8 +184,9 @@ public final class DecisionCore implements AutoCloseable, NetworkLoadFeed.Sink {
         priority, locality, resources, timeMs));
   }
 
-  public void containerFinished(String app, String container, long timeMs) {
-    emit("container_finished", () -> WireCodec.containerFinished(app, container, timeMs));
+  public void containerFinished(String app, String container, int exitStatus, long timeMs) {
+    emit("container_finished",
+        () -> WireCodec.containerFinished(app, container, exitStatus, timeMs));
   }
 
   public void jobStats(JobStats stats) {

@@ -45,6 +45,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.api.records.ResourceUtilization;
@@ -72,6 +73,10 @@ import org.slf4j.event.Level;
  */
 public final class WireCodec {
   private static final String PACKAGE = "rackwise.wire.v1.";
+
+  /** The exit codes of a task JVM stopped by a signal: SIGTERM (128 + 15), SIGKILL (128 + 9). */
+  private static final int EXIT_SIGTERM = 143;
+  private static final int EXIT_SIGKILL = 137;
 
   private WireCodec() {}
 
@@ -244,15 +249,40 @@ public final class WireCodec {
         .build();
   }
 
-  public static Event containerFinished(RMContainer container, long timeMs) {
+  public static Event containerFinished(RMContainer container, int exitStatus, long timeMs) {
     return containerFinished(text(container.getApplicationAttemptId().getApplicationId()),
-        text(container.getContainerId()), timeMs);
+        text(container.getContainerId()), exitStatus, timeMs);
   }
 
-  public static Event containerFinished(String app, String container, long timeMs) {
+  public static Event containerFinished(String app, String container, int exitStatus,
+      long timeMs) {
     return Event.newBuilder().setContainerFinished(ContainerFinished.newBuilder()
         .setApp(id(app, "ContainerFinished.app"))
-        .setContainer(id(container, "ContainerFinished.container")).setTimeMs(timeMs)).build();
+        .setContainer(id(container, "ContainerFinished.container")).setTimeMs(timeMs)
+        .setTaskCompleted(taskCompleted(exitStatus))).build();
+  }
+
+  /**
+   * Whether a container's exit status lets its task count as finished. Preempted, aborted
+   * (released unused, or lost with its node), disk-failed, over-memory and RM-killed containers
+   * (every other negative status) and failed task processes (other positive codes) did not
+   * finish their task: it runs again elsewhere, so it must not teach a task time or place map
+   * output. The AM stopping a container (KILLED_BY_APPMASTER, or the JVM's signal codes)
+   * counts as finished: MapReduce's AM stops the containers of tasks that succeeded too, so
+   * the RM cannot tell them from a killed speculative attempt. INVALID means no status was
+   * reported, and is taken as finished, as before statuses were read.
+   */
+  static boolean taskCompleted(int exitStatus) {
+    switch (exitStatus) {
+      case ContainerExitStatus.SUCCESS:
+      case ContainerExitStatus.KILLED_BY_APPMASTER:
+      case ContainerExitStatus.INVALID:
+      case EXIT_SIGTERM:
+      case EXIT_SIGKILL:
+        return true;
+      default:
+        return false;
+    }
   }
 
   public static Event jobStats(JobStats stats) {

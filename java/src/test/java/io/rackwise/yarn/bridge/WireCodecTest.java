@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalDouble;
 import java.util.function.UnaryOperator;
+import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceUtilization;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
@@ -190,6 +191,21 @@ class WireCodecTest {
     QueuePlan queue = response.getPlan().getQueues(0);
     return response.setPlan(response.getPlan().toBuilder().setQueues(0,
         queue.toBuilder().setEntries(index, change.apply(queue.getEntries(index).toBuilder()))));
+  }
+
+  @Test
+  void aContainerEndsAsAFinishedTaskOnlyWhenItsExitStatusAllowsIt() {
+    for (int finished : new int[] {ContainerExitStatus.SUCCESS,
+        ContainerExitStatus.KILLED_BY_APPMASTER, ContainerExitStatus.INVALID, 143, 137}) {
+      assertTrue(WireCodec.containerFinished("app_1", "c1", finished, 9)
+          .getContainerFinished().getTaskCompleted(), "exit status " + finished);
+    }
+    for (int ended : new int[] {ContainerExitStatus.PREEMPTED, ContainerExitStatus.ABORTED,
+        ContainerExitStatus.DISKS_FAILED, ContainerExitStatus.KILLED_EXCEEDED_PMEM,
+        ContainerExitStatus.KILLED_BY_RESOURCEMANAGER, 1, 65}) {
+      assertFalse(WireCodec.containerFinished("app_1", "c1", ended, 9)
+          .getContainerFinished().getTaskCompleted(), "exit status " + ended);
+    }
   }
 
   @Test

@@ -718,7 +718,8 @@ public class RackwiseFairScheduler extends FairScheduler {
       core().containerAllocated(app, container, node, recovered.getPriority().getPriority(),
           NodeType.OFF_SWITCH, recovered.getAllocatedResource(), recovered.getCreationTime());
       if (finished) {
-        core().containerFinished(app, container, getClock().getTime());
+        core().containerFinished(app, container, recovered.getContainerExitStatus(),
+            getClock().getTime());
       }
     });
   }
@@ -729,7 +730,8 @@ public class RackwiseFairScheduler extends FairScheduler {
     super.completedContainerInternal(rmContainer, containerStatus, event);
     report("a finished container", () -> core().containerFinished(
         rmContainer.getApplicationAttemptId().getApplicationId().toString(),
-        rmContainer.getContainerId().toString(), getClock().getTime()));
+        rmContainer.getContainerId().toString(), containerStatus.getExitStatus(),
+        getClock().getTime()));
   }
 
   // ---- configuration reloads ------------------------------------------------------------------

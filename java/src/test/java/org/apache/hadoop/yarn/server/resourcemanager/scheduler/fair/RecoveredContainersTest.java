@@ -19,6 +19,7 @@ import org.apache.hadoop.net.DNSToSwitchMapping;
 import org.apache.hadoop.net.StaticMapping;
 import org.apache.hadoop.security.SecurityUtil;
 import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.ContainerId;
 import org.apache.hadoop.yarn.api.records.ContainerState;
 import org.apache.hadoop.yarn.api.records.ContainerStatus;
@@ -39,10 +40,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A work-preserving ResourceManager restart: the NodeManagers re-register with their
- * containers, and the core of the new RM hears of each (node, priority), a finished one as
- * finished, so it holds the job by rack as the first RM's core did instead of rebuilding it
- * from its remaining asks only.
+ * What the core holds of a job by rack is built from facts. On a work-preserving
+ * ResourceManager restart the NodeManagers re-register with their containers, and the core of
+ * the new RM hears of each (node, priority), a finished one as finished, so it holds the job as
+ * the first RM's core did instead of rebuilding it from its remaining asks only. And a
+ * container that ended without its task (preempted) frees its slot but is no finished map.
  */
 class RecoveredContainersTest {
   private static final int MAP = MockRackCluster.MAP;
@@ -73,20 +75,9 @@ class RecoveredContainersTest {
           .createWithMemory(MB, rm1).withAppName("job").withQueue("sw").withUser("alice")
           .withAppType("MAPREDUCE").build());
       MockAM am = MockRM.launchAndRegisterAM(app, rm1, nm1);
-      am.allocate(List.of(am.createResourceReq(ResourceRequest.ANY, MB, MAP, 5)),
-          new ArrayList<ContainerId>());
-      // One container per heartbeat (assignmultiple is off): three maps on /r1, two on /r2.
       List<Container> onFirst = new ArrayList<>();
       List<Container> onSecond = new ArrayList<>();
-      for (MockNM nm : List.of(nm1, nm1, nm1, nm2, nm2)) {
-        ((FairScheduler) rm1.getResourceScheduler()).update();
-        nm.nodeHeartbeat(true);
-        rm1.drainEvents();
-        for (Container map : am.allocate(new ArrayList<ResourceRequest>(),
-            new ArrayList<ContainerId>()).getAllocatedContainers()) {
-          (map.getNodeId().equals(nm1.getNodeId()) ? onFirst : onSecond).add(map);
-        }
-      }
+      placeMaps(rm1, am, List.of(nm1, nm1, nm1, nm2, nm2), onFirst, onSecond);
       assertEquals(3, onFirst.size(), "maps on /r1: " + onFirst);
       assertEquals(2, onSecond.size(), "maps on /r2: " + onSecond);
       nm1.nodeHeartbeat(List.of(finished(onFirst.get(0)), finished(onFirst.get(1))), true);
@@ -152,6 +143,73 @@ class RecoveredContainersTest {
         rm2.stop();
       }
       rm1.stop();
+    }
+  }
+
+  /**
+   * Three maps, two on /r1 and one on /r2. One on /r1 finishes; the one on /r2 is preempted
+   * (its exit status says so). SARP must see one finished map, on /r1, one running, and the
+   * preempted one in neither (the AM asks for it again):
+   * counting the preempted container as a finished map would put map output on /r2 (shares
+   * /r1=0.50,/r2=0.50) that does not exist.
+   */
+  @Test
+  void aPreemptedMapFreesItsSlotButIsNoFinishedMap() throws Exception {
+    MockRM rm = new MockRM(conf());
+    try (CapturedLog nativeLog = CapturedLog.of("io.rackwise.yarn.native")) {
+      rm.start();
+      MockNM nm1 = rm.registerNode("recovery1:1234", NODE_MB, 8);
+      MockNM nm2 = rm.registerNode("recovery2:1234", NODE_MB, 8);
+      RMApp app = MockRMAppSubmitter.submit(rm, MockRMAppSubmissionData.Builder
+          .createWithMemory(MB, rm).withAppName("job").withQueue("sw").withUser("alice")
+          .withAppType("MAPREDUCE").build());
+      MockAM am = MockRM.launchAndRegisterAM(app, rm, nm1);
+      List<Container> onFirst = new ArrayList<>();
+      List<Container> onSecond = new ArrayList<>();
+      placeMaps(rm, am, List.of(nm1, nm1, nm2), onFirst, onSecond);
+      assertEquals(2, onFirst.size(), "maps on /r1: " + onFirst);
+      assertEquals(1, onSecond.size(), "maps on /r2: " + onSecond);
+      nm1.nodeHeartbeat(List.of(finished(onFirst.get(0))), true);
+      nm2.nodeHeartbeat(List.of(ContainerStatus.newInstance(onSecond.get(0).getId(),
+          ContainerState.COMPLETE, "preempted", ContainerExitStatus.PREEMPTED)), true);
+      rm.drainEvents();
+      am.allocate(List.of(unplaceableReduce(am)), new ArrayList<ContainerId>());
+      nm1.nodeHeartbeat(true);
+      rm.drainEvents();
+
+      ContainerEventRecordingScheduler scheduler =
+          (ContainerEventRecordingScheduler) rm.getResourceScheduler();
+      assertTrue(scheduler.isNativeActive());
+      assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
+      assertEquals(Set.of(onFirst.get(0).getId().toString(), onSecond.get(0).getId().toString()),
+          finishes(scheduler), "both ends reached the core");
+      List<String> sarp = nativeLog.messages(Level.INFO).stream()
+          .filter(m -> m.contains("job 'job'") && m.contains("SARP reduce shares"))
+          .collect(Collectors.toList());
+      assertEquals(1, sarp.size(), "SARP once: " + sarp);
+      assertTrue(sarp.get(0).endsWith("SARP reduce shares /r1=1.00 (1 of 2 maps finished; "
+          + "running maps /r1=1, running reduces none)"), sarp.get(0));
+    } finally {
+      rm.stop();
+    }
+  }
+
+  /**
+   * Asks for as many maps as `heartbeats` and heartbeats those NodeManagers in turn, one
+   * container each (assignmultiple is off), sorting the maps by the first node or not.
+   */
+  private static void placeMaps(MockRM rm, MockAM am, List<MockNM> heartbeats,
+      List<Container> onFirst, List<Container> onSecond) throws Exception {
+    am.allocate(List.of(am.createResourceReq(ResourceRequest.ANY, MB, MAP, heartbeats.size())),
+        new ArrayList<ContainerId>());
+    for (MockNM nm : heartbeats) {
+      ((FairScheduler) rm.getResourceScheduler()).update();
+      nm.nodeHeartbeat(true);
+      rm.drainEvents();
+      for (Container map : am.allocate(new ArrayList<ResourceRequest>(),
+          new ArrayList<ContainerId>()).getAllocatedContainers()) {
+        (map.getNodeId().equals(heartbeats.get(0).getNodeId()) ? onFirst : onSecond).add(map);
+      }
     }
   }
 

@@ -103,7 +103,7 @@ class WireThroughTheCoreTest {
       assertEquals("h4:1234", amAllocated.getContainerAllocated().getNode());
       setup.add(amAllocated);
       assertEquals(am.getContainerId().toString(),
-          WireCodec.containerFinished(am, 5).getContainerFinished().getContainer());
+          WireCodec.containerFinished(am, 0, 5).getContainerFinished().getContainer());
       setup.add(changed);
       byte[] config = WireCodec.engineConfig(Map.of(), AllocationFileExtensions.parse(
           new ByteArrayInputStream(STEERED.getBytes(StandardCharsets.UTF_8)), "test"),
