@@ -28,6 +28,7 @@ const STARVATION_WINDOW_MS: &str = "starvationWindowMs";
 const RELAXED_INTERVAL_MS: &str = "relaxedIntervalMs";
 const LOCALITY_WAIT_MS: &str = "localityWaitMs";
 const RACK_WAIT_MS: &str = "rackWaitMs";
+const OFF_RACK_MAPS: &str = "offRackMaps";
 
 /// The `<rackwise>` elements of a `shufflewatcher` queue.
 const QUEUE_PARAMS: &[Param] = &[
@@ -102,6 +103,15 @@ const QUEUE_PARAMS: &[Param] = &[
         "how long a job's maps wait for a node of its SAMP racks before taking any node \
          elsewhere; 0 = no wait",
     ),
+    Param::word(
+        OFF_RACK_MAPS,
+        "node-local",
+        &["none", "node-local", "rack-local"],
+        "after localityWaitMs, a job's maps also take a node off its SAMP racks that holds \
+         their split (node-local) or sits on a rack holding it (rack-local), when SAMP's cost \
+         model prices such a map below a remote read on its racks; none: only its racks until \
+         rackWaitMs",
+    ),
 ];
 
 /// A queue's parameters, read from its declared values.
@@ -126,6 +136,10 @@ pub(crate) struct Params {
     /// SARP's split: re-read from the job's finished maps at every reduce placement
     /// (`measured`), or fixed at its first reduce ask (`first-ask`).
     pub measured_reduce_shares: bool,
+    /// The furthest locality at which a job's maps take a node off its SAMP racks once they
+    /// waited `localityWaitMs` (when SAMP's cost model says it pays); `None`: only after
+    /// `rackWaitMs`.
+    pub off_rack_maps: Option<Locality>,
 }
 
 impl Params {
@@ -140,6 +154,11 @@ impl Params {
             rack_wait_ms: values.number(RACK_WAIT_MS) as u64,
             strict_reduce_quotas: values.word(SARP_QUOTA) == "strict",
             measured_reduce_shares: values.word(SARP_SHARES) == "measured",
+            off_rack_maps: match values.word(OFF_RACK_MAPS) {
+                "node-local" => Some(Locality::NodeLocal),
+                "rack-local" => Some(Locality::RackLocal),
+                _ => None,
+            },
         }
     }
 }
@@ -156,6 +175,9 @@ pub struct JobPlacement {
     sarp_invoked: bool,
     /// The job's map-locality wait, from the first offer that saw its maps.
     pub map_wait: Option<MapWait>,
+    /// The furthest locality at which its maps take a node off its SAMP racks at level 1
+    /// (`offRackMaps`, where SAMP's cost model says such a map pays); `None`: only at level 2.
+    pub off_racks: Option<Locality>,
     /// The closest locality any of its pending maps can get (`reachable_map_locality`), as of
     /// its latest ask table: worked out when the table changes (the MapReduce AM re-sends it
     /// after every allocation), not on every offer.
@@ -164,8 +186,9 @@ pub struct JobPlacement {
 
 /// How far a job's maps have relaxed their placement (delay scheduling's allowed level, with
 /// SAMP's racks in it): level 0 takes node-local maps on the job's preferred racks; level 1 also
-/// rack-local maps there and any map on them (SAMP accepts those remote reads); level 2 any map,
-/// node-local ones off the racks included. A job without a SAMP choice waits as delay scheduling does
+/// rack-local maps there and any map on them (SAMP accepts those remote reads), and, where
+/// SAMP's cost model says it pays (`offRackMaps`), maps off the racks with their split's
+/// locality; level 2 any map. A job without a SAMP choice waits as delay scheduling does
 /// (node-local, then rack-local, then any). A job rises from level 0 after `localityWaitMs`
 /// without a placement, and from level 1 after `rackWaitMs` (`localityWaitMs` without a SAMP
 /// choice); a placement sets the level it needed, as FairScheduler resets its allowed locality
@@ -181,13 +204,20 @@ const ANY_MAP: u8 = 2;
 
 impl MapWait {
     /// The level a map at `locality` needs on a rack the job prefers (`Some(true)`), does not
-    /// prefer (`Some(false)`), or when it has no SAMP preference (`None`).
-    fn needed(locality: Locality, preferred: Option<bool>) -> u8 {
+    /// prefer (`Some(false)`), or when it has no SAMP preference (`None`); `off_racks` is the
+    /// job's `JobPlacement::off_racks`.
+    fn needed(locality: Locality, preferred: Option<bool>, off_racks: Option<Locality>) -> u8 {
         match (locality, preferred) {
             (Locality::NodeLocal, Some(true) | None) => 0,
             (Locality::RackLocal, Some(true) | None) | (Locality::OffSwitch, Some(true)) => 1,
-            // Off the SAMP racks, even a node-local map puts its output where the job's
-            // reduces will not be: SAMP already weighed that read against the shuffle.
+            // Off the SAMP racks a map puts its output where the job's reduces will not be;
+            // once the job has waited for a node-local map on its racks, the alternative there is
+            // a remote read, which costs more when SAMP's cost model says so.
+            (Locality::NodeLocal | Locality::RackLocal, Some(false))
+                if off_racks.is_some_and(|furthest| locality <= furthest) =>
+            {
+                1
+            }
             (Locality::NodeLocal | Locality::RackLocal, Some(false)) | (Locality::OffSwitch, _) => {
                 ANY_MAP
             }
@@ -327,6 +357,12 @@ impl ShuffleWatcher {
                 &preferred_by_others,
                 &rack_capacity(state, maps),
             );
+            placement.off_racks = params.off_rack_maps.filter(|_| {
+                placement
+                    .samp
+                    .as_ref()
+                    .is_some_and(|choice| choice.local_elsewhere_pays(app.job.estimate.ratio))
+            });
             // Once per job: the one place an operator can see why its maps cluster.
             if let Some(choice) = &placement.samp {
                 log::info!(
@@ -458,7 +494,11 @@ impl Policy for ShuffleWatcher {
                 if let Some(Some((id, placement))) = self.jobs.get_mut(slot) {
                     if id == app {
                         placement.map_wait = Some(MapWait {
-                            level: MapWait::needed(*locality, placement.prefers(rack)),
+                            level: MapWait::needed(
+                                *locality,
+                                placement.prefers(rack),
+                                placement.off_racks,
+                            ),
                             since_ms: *time_ms,
                         });
                     }

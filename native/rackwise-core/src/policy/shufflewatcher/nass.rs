@@ -245,7 +245,11 @@ pub(super) fn rank(
                     };
                     // A map the job's locality wait does not reach yet is left out.
                     if TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Map
-                        && MapWait::needed(locality, prefers_here[position]) > levels[position]
+                        && MapWait::needed(
+                            locality,
+                            prefers_here[position],
+                            placement.and_then(|p| p.off_racks),
+                        ) > levels[position]
                     {
                         continue;
                     }
