@@ -364,6 +364,35 @@ fn off_rack_maps_go_node_local_elsewhere_only_where_samp_prices_them_below_a_rem
     }
 }
 
+/// A job nothing is known about starts at ShuffleWatcher's prior ratio, 1.0: off its rack its
+/// output would cross as many bytes as a remote read on its rack moves, so it keeps waiting for
+/// its rack. Once its finished maps' counters show a ratio of 0.1, it takes a node-local map
+/// elsewhere.
+#[test]
+fn off_rack_maps_follow_the_ratio_the_counters_measure() {
+    let mut env = TestEnv::with_queue(
+        2,
+        2,
+        &[],
+        &[
+            ("localityWaitMs", "3000"),
+            ("rackWaitMs", "30000"),
+            ("offRackMaps", "node-local"),
+        ],
+    );
+    env.submit("job", "root.sw", 1, &[]);
+    env.asks("job", &[(MAP, 4, &[(1, 1), (2, 1)])]);
+    env.offer(1, 2);
+    assert_eq!(preferred(&env, "job"), ["/r1"]);
+    env.now_ms += 3_000;
+    assert!(
+        ranking(&env.offer(2, 1), "root.sw").is_empty(),
+        "prior ratio 1.0: a tie, the job waits for its rack"
+    );
+    env.stats("job", 4, 1, 1, GIB, GIB / 10);
+    assert_eq!(ranking(&env.offer(2, 1), "root.sw"), ["job:20:node"]);
+}
+
 /// Storage without locality (`file:///`): splits name `localhost` on `/default-rack`, which no
 /// node is on. SAMP prefers no rack (never that one): no rack reads the input better than
 /// another, so the job's maps wait neither for a node-local placement that can never come nor

@@ -175,9 +175,6 @@ pub struct JobPlacement {
     sarp_invoked: bool,
     /// The job's map-locality wait, from the first offer that saw its maps.
     pub map_wait: Option<MapWait>,
-    /// The furthest locality at which its maps take a node off its SAMP racks at level 1
-    /// (`offRackMaps`, where SAMP's cost model says such a map pays); `None`: only at level 2.
-    pub off_racks: Option<Locality>,
     /// The closest locality any of its pending maps can get (`reachable_map_locality`), as of
     /// its latest ask table: worked out when the table changes (the MapReduce AM re-sends it
     /// after every allocation), not on every offer.
@@ -205,7 +202,7 @@ const ANY_MAP: u8 = 2;
 impl MapWait {
     /// The level a map at `locality` needs on a rack the job prefers (`Some(true)`), does not
     /// prefer (`Some(false)`), or when it has no SAMP preference (`None`); `off_racks` is the
-    /// job's `JobPlacement::off_racks`.
+    /// job's `JobPlacement::off_racks` now.
     fn needed(locality: Locality, preferred: Option<bool>, off_racks: Option<Locality>) -> u8 {
         match (locality, preferred) {
             (Locality::NodeLocal, Some(true) | None) => 0,
@@ -256,6 +253,18 @@ impl JobPlacement {
     /// Whether the job's SAMP racks hold `rack`; `None` without a SAMP preference.
     pub fn prefers(&self, rack: &RackName) -> Option<bool> {
         self.samp.as_ref().and_then(|samp| samp.prefers(rack))
+    }
+
+    /// The furthest locality at which the job's maps take a node off its SAMP racks at level 1:
+    /// the queue's `offRackMaps` where SAMP's cost, with the job's shuffle/input `ratio` as
+    /// estimated now (its maps' counters once some finished), prices such a map below a remote
+    /// read on its racks; `None`: only at level 2.
+    fn off_racks(&self, ratio: f64, params: &Params) -> Option<Locality> {
+        params.off_rack_maps.filter(|_| {
+            self.samp
+                .as_ref()
+                .is_some_and(|choice| choice.local_elsewhere_pays(ratio))
+        })
     }
 
     /// Whether SAMP prefers some racks over others for the job.
@@ -357,12 +366,7 @@ impl ShuffleWatcher {
                 &preferred_by_others,
                 &rack_capacity(state, maps),
             );
-            placement.off_racks = params.off_rack_maps.filter(|_| {
-                placement
-                    .samp
-                    .as_ref()
-                    .is_some_and(|choice| choice.local_elsewhere_pays(app.job.estimate.ratio))
-            });
+
             // Once per job: the one place an operator can see why its maps cluster.
             if let Some(choice) = &placement.samp {
                 log::info!(
@@ -488,17 +492,20 @@ impl Policy for ShuffleWatcher {
                 time_ms,
                 ..
             } => {
-                let Some(slot) = context.state.apps.slot_of(app) else {
+                let (Some(slot), Some(state_app)) =
+                    (context.state.apps.slot_of(app), context.state.apps.get(app))
+                else {
                     return;
                 };
+                let Some(values) = context.steered(&state_app.queue) else {
+                    return;
+                };
+                let params = values.typed(Params::of);
                 if let Some(Some((id, placement))) = self.jobs.get_mut(slot) {
                     if id == app {
+                        let off_racks = placement.off_racks(state_app.job.estimate.ratio, params);
                         placement.map_wait = Some(MapWait {
-                            level: MapWait::needed(
-                                *locality,
-                                placement.prefers(rack),
-                                placement.off_racks,
-                            ),
+                            level: MapWait::needed(*locality, placement.prefers(rack), off_racks),
                             since_ms: *time_ms,
                         });
                     }
