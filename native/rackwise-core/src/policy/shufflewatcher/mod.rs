@@ -366,7 +366,6 @@ impl ShuffleWatcher {
                 &preferred_by_others,
                 &rack_capacity(state, maps),
             );
-
             // Once per job: the one place an operator can see why its maps cluster.
             if let Some(choice) = &placement.samp {
                 log::info!(
