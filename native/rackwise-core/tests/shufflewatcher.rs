@@ -303,6 +303,96 @@ fn nass_map_waits_for_a_local_placement_for_a_bounded_time() {
     assert!(ranking(&env.offer(2, 1), "root.sw").is_empty());
 }
 
+/// `offRackMaps`: once a job has waited `localityWaitMs` for a node-local map on its SAMP
+/// rack, a light job (shuffle/input 0.5: its output crossing racks costs half a remote read)
+/// takes a node off the rack that holds its split rather than read it remotely on its rack; a
+/// heavy one (ratio 2) keeps waiting for its rack. Rack-local maps off the rack only under
+/// `rack-local`; any map elsewhere only after `rackWaitMs`.
+#[test]
+fn off_rack_maps_go_node_local_elsewhere_only_where_samp_prices_them_below_a_remote_read() {
+    for (mode, ratio, node_local_elsewhere, rack_local_elsewhere) in [
+        ("node-local", "0.5", vec!["job:20:node"], vec![]),
+        (
+            "rack-local",
+            "0.5",
+            vec!["job:20:node", "job:20:rack"],
+            vec!["job:20:rack"],
+        ),
+        ("node-local", "2", vec![], vec![]),
+        ("none", "0.5", vec![], vec![]),
+    ] {
+        let mut env = TestEnv::with_queue(
+            2,
+            2,
+            &[],
+            &[
+                ("localityWaitMs", "3000"),
+                ("rackWaitMs", "5000"),
+                ("offRackMaps", mode),
+            ],
+        );
+        env.submit(
+            "job",
+            "root.sw",
+            1,
+            &[&format!("rackwise.shuffle-ratio={ratio}")],
+        );
+        // Every split on r1n1 and r2n1: one rack holds them all, so SAMP prefers one.
+        env.asks("job", &[(MAP, 4, &[(1, 1), (2, 1)])]);
+        env.offer(1, 2);
+        assert_eq!(preferred(&env, "job"), ["/r1"], "{mode} {ratio}");
+        let case = format!("offRackMaps={mode}, ratio {ratio}");
+        // Before the locality wait, only a node-local map on its rack.
+        assert!(ranking(&env.offer(2, 1), "root.sw").is_empty(), "{case}");
+        env.now_ms += 3_000;
+        assert_eq!(
+            ranking(&env.offer(2, 1), "root.sw"),
+            node_local_elsewhere,
+            "{case}: r2n1 holds the split"
+        );
+        assert_eq!(
+            ranking(&env.offer(2, 2), "root.sw"),
+            rack_local_elsewhere,
+            "{case}: r2n2 is on a rack holding it"
+        );
+        env.now_ms += 5_000;
+        assert_eq!(
+            ranking(&env.offer(2, 2), "root.sw"),
+            ["job:20:rack", "job:20:any"],
+            "{case}: after the rack wait"
+        );
+    }
+}
+
+/// A job nothing is known about starts at ShuffleWatcher's prior ratio, 1.0: off its rack its
+/// output would cross as many bytes as a remote read on its rack moves, so it keeps waiting for
+/// its rack. Once its finished maps' counters show a ratio of 0.1, it takes a node-local map
+/// elsewhere.
+#[test]
+fn off_rack_maps_follow_the_ratio_the_counters_measure() {
+    let mut env = TestEnv::with_queue(
+        2,
+        2,
+        &[],
+        &[
+            ("localityWaitMs", "3000"),
+            ("rackWaitMs", "30000"),
+            ("offRackMaps", "node-local"),
+        ],
+    );
+    env.submit("job", "root.sw", 1, &[]);
+    env.asks("job", &[(MAP, 4, &[(1, 1), (2, 1)])]);
+    env.offer(1, 2);
+    assert_eq!(preferred(&env, "job"), ["/r1"]);
+    env.now_ms += 3_000;
+    assert!(
+        ranking(&env.offer(2, 1), "root.sw").is_empty(),
+        "prior ratio 1.0: a tie, the job waits for its rack"
+    );
+    env.stats("job", 4, 1, 1, GIB, GIB / 10);
+    assert_eq!(ranking(&env.offer(2, 1), "root.sw"), ["job:20:node"]);
+}
+
 /// Storage without locality (`file:///`): splits name `localhost` on `/default-rack`, which no
 /// node is on. SAMP prefers no rack (never that one): no rack reads the input better than
 /// another, so the job's maps wait neither for a node-local placement that can never come nor

@@ -28,6 +28,7 @@ const STARVATION_WINDOW_MS: &str = "starvationWindowMs";
 const RELAXED_INTERVAL_MS: &str = "relaxedIntervalMs";
 const LOCALITY_WAIT_MS: &str = "localityWaitMs";
 const RACK_WAIT_MS: &str = "rackWaitMs";
+const OFF_RACK_MAPS: &str = "offRackMaps";
 
 /// The `<rackwise>` elements of a `shufflewatcher` queue.
 const QUEUE_PARAMS: &[Param] = &[
@@ -102,6 +103,15 @@ const QUEUE_PARAMS: &[Param] = &[
         "how long a job's maps wait for a node of its SAMP racks before taking any node \
          elsewhere; 0 = no wait",
     ),
+    Param::word(
+        OFF_RACK_MAPS,
+        "node-local",
+        &["none", "node-local", "rack-local"],
+        "after localityWaitMs, a job's maps also take a node off its SAMP racks that holds \
+         their split (node-local) or sits on a rack holding it (rack-local), when SAMP's cost \
+         model prices such a map below a remote read on its racks; none: only its racks until \
+         rackWaitMs",
+    ),
 ];
 
 /// A queue's parameters, read from its declared values.
@@ -126,6 +136,10 @@ pub(crate) struct Params {
     /// SARP's split: re-read from the job's finished maps at every reduce placement
     /// (`measured`), or fixed at its first reduce ask (`first-ask`).
     pub measured_reduce_shares: bool,
+    /// The furthest locality at which a job's maps take a node off its SAMP racks once they
+    /// waited `localityWaitMs` (when SAMP's cost model says it pays); `None`: only after
+    /// `rackWaitMs`.
+    pub off_rack_maps: Option<Locality>,
 }
 
 impl Params {
@@ -140,6 +154,11 @@ impl Params {
             rack_wait_ms: values.number(RACK_WAIT_MS) as u64,
             strict_reduce_quotas: values.word(SARP_QUOTA) == "strict",
             measured_reduce_shares: values.word(SARP_SHARES) == "measured",
+            off_rack_maps: match values.word(OFF_RACK_MAPS) {
+                "node-local" => Some(Locality::NodeLocal),
+                "rack-local" => Some(Locality::RackLocal),
+                _ => None,
+            },
         }
     }
 }
@@ -164,8 +183,9 @@ pub struct JobPlacement {
 
 /// How far a job's maps have relaxed their placement (delay scheduling's allowed level, with
 /// SAMP's racks in it): level 0 takes node-local maps on the job's preferred racks; level 1 also
-/// rack-local maps there and any map on them (SAMP accepts those remote reads); level 2 any map,
-/// node-local ones off the racks included. A job without a SAMP choice waits as delay scheduling does
+/// rack-local maps there and any map on them (SAMP accepts those remote reads), and, where
+/// SAMP's cost model says it pays (`offRackMaps`), maps off the racks with their split's
+/// locality; level 2 any map. A job without a SAMP choice waits as delay scheduling does
 /// (node-local, then rack-local, then any). A job rises from level 0 after `localityWaitMs`
 /// without a placement, and from level 1 after `rackWaitMs` (`localityWaitMs` without a SAMP
 /// choice); a placement sets the level it needed, as FairScheduler resets its allowed locality
@@ -181,13 +201,20 @@ const ANY_MAP: u8 = 2;
 
 impl MapWait {
     /// The level a map at `locality` needs on a rack the job prefers (`Some(true)`), does not
-    /// prefer (`Some(false)`), or when it has no SAMP preference (`None`).
-    fn needed(locality: Locality, preferred: Option<bool>) -> u8 {
+    /// prefer (`Some(false)`), or when it has no SAMP preference (`None`); `off_racks` is the
+    /// job's `JobPlacement::off_racks` now.
+    fn needed(locality: Locality, preferred: Option<bool>, off_racks: Option<Locality>) -> u8 {
         match (locality, preferred) {
             (Locality::NodeLocal, Some(true) | None) => 0,
             (Locality::RackLocal, Some(true) | None) | (Locality::OffSwitch, Some(true)) => 1,
-            // Off the SAMP racks, even a node-local map puts its output where the job's
-            // reduces will not be: SAMP already weighed that read against the shuffle.
+            // Off the SAMP racks a map puts its output where the job's reduces will not be;
+            // once the job has waited for a node-local map on its racks, the alternative there is
+            // a remote read, which costs more when SAMP's cost model says so.
+            (Locality::NodeLocal | Locality::RackLocal, Some(false))
+                if off_racks.is_some_and(|furthest| locality <= furthest) =>
+            {
+                1
+            }
             (Locality::NodeLocal | Locality::RackLocal, Some(false)) | (Locality::OffSwitch, _) => {
                 ANY_MAP
             }
@@ -226,6 +253,18 @@ impl JobPlacement {
     /// Whether the job's SAMP racks hold `rack`; `None` without a SAMP preference.
     pub fn prefers(&self, rack: &RackName) -> Option<bool> {
         self.samp.as_ref().and_then(|samp| samp.prefers(rack))
+    }
+
+    /// The furthest locality at which the job's maps take a node off its SAMP racks at level 1:
+    /// the queue's `offRackMaps` where SAMP's cost, with the job's shuffle/input `ratio` as
+    /// estimated now (its maps' counters once some finished), prices such a map below a remote
+    /// read on its racks; `None`: only at level 2.
+    fn off_racks(&self, ratio: f64, params: &Params) -> Option<Locality> {
+        params.off_rack_maps.filter(|_| {
+            self.samp
+                .as_ref()
+                .is_some_and(|choice| choice.local_elsewhere_pays(ratio))
+        })
     }
 
     /// Whether SAMP prefers some racks over others for the job.
@@ -452,13 +491,20 @@ impl Policy for ShuffleWatcher {
                 time_ms,
                 ..
             } => {
-                let Some(slot) = context.state.apps.slot_of(app) else {
+                let (Some(slot), Some(state_app)) =
+                    (context.state.apps.slot_of(app), context.state.apps.get(app))
+                else {
                     return;
                 };
+                let Some(values) = context.steered(&state_app.queue) else {
+                    return;
+                };
+                let params = values.typed(Params::of);
                 if let Some(Some((id, placement))) = self.jobs.get_mut(slot) {
                     if id == app {
+                        let off_racks = placement.off_racks(state_app.job.estimate.ratio, params);
                         placement.map_wait = Some(MapWait {
-                            level: MapWait::needed(*locality, placement.prefers(rack)),
+                            level: MapWait::needed(*locality, placement.prefers(rack), off_racks),
                             since_ms: *time_ms,
                         });
                     }

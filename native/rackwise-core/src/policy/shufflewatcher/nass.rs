@@ -222,6 +222,14 @@ pub(super) fn rank(
         .iter()
         .map(|placement| placement.and_then(|p| p.prefers(offer.rack)))
         .collect();
+    // How far off its SAMP racks each job's maps may go at level 1, with its ratio as of now.
+    let off_racks: Vec<Option<Locality>> = placements
+        .iter()
+        .zip(candidates)
+        .map(|(placement, candidate)| {
+            placement.and_then(|p| p.off_racks(candidate.app.job.estimate.ratio, policy))
+        })
+        .collect();
     let mut preferred = false;
     // An entry repeated in a later category could never be chosen: the first satisfiable one
     // wins. Emit each (app, priority, locality) once; the app is known by its position among
@@ -245,7 +253,8 @@ pub(super) fn rank(
                     };
                     // A map the job's locality wait does not reach yet is left out.
                     if TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Map
-                        && MapWait::needed(locality, prefers_here[position]) > levels[position]
+                        && MapWait::needed(locality, prefers_here[position], off_racks[position])
+                            > levels[position]
                     {
                         continue;
                     }

@@ -46,6 +46,23 @@ impl SampChoice {
     pub fn prefers(&self, rack: &RackName) -> Option<bool> {
         (!self.preferred.is_empty()).then(|| self.preferred.contains(rack))
     }
+
+    /// Whether a map of a job of shuffle/input `ratio` that reads its split locally off the
+    /// preferred racks moves fewer bytes across racks than one on a preferred rack reading its
+    /// split from another rack (SAMP's cost, in one map's input). Off the racks, its output
+    /// (`ratio`) crosses to the reduces SARP puts on the preferred racks. On a preferred rack
+    /// holding a share `s` of the output, the input (1) crosses and the output crosses for the
+    /// reduces elsewhere, `ratio · (1 − s)`. Off the racks is cheaper when `ratio · s < 1`; `s`
+    /// is the largest preferred rack's share, so the map goes elsewhere only when that beats
+    /// even the rack that keeps most of its shuffle.
+    pub fn local_elsewhere_pays(&self, ratio: f64) -> bool {
+        let largest_share = self
+            .preferred
+            .iter()
+            .filter_map(|rack| self.tentative_shares.get(rack))
+            .fold(0.0_f64, |largest, share| largest.max(*share));
+        ratio * largest_share < 1.0
+    }
 }
 
 /// What a job's racks can give it: per rack with nodes, the map containers it holds, and the
