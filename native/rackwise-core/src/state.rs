@@ -433,10 +433,12 @@ pub struct ClusterState {
     candidates_by_queue: BTreeMap<Arc<str>, BTreeMap<(u64, AppId), usize>>,
     /// The keys of `containers` by app, so removing an app does not scan every container.
     containers_by_app: BTreeMap<AppId, BTreeSet<ContainerId>>,
-    /// The keys of `containers` by node with each one's app and kind, so an offer reads its
-    /// node's containers without scanning every running container or looking each one up
-    /// (NAS's MTS does on every offer).
-    containers_by_node: BTreeMap<NodeId, BTreeMap<ContainerId, (AppId, TaskKind)>>,
+    /// The keys of `containers` by node with each one's app, kind and app slot, so an offer
+    /// reads its node's containers and their apps without scanning every running container or
+    /// searching the apps by id (NAS's MTS does on every offer). A container's app stays known,
+    /// in its slot, while the container is here: containers of unknown apps are not kept, and
+    /// removing an app removes its containers.
+    containers_by_node: BTreeMap<NodeId, BTreeMap<ContainerId, (AppId, TaskKind, usize)>>,
     pub measured_rack_load: BTreeMap<RackName, MeasuredLoad>,
     /// The feed's figures per host name.
     pub host_figures: BTreeMap<String, HostFigures>,
@@ -536,16 +538,12 @@ impl ClusterState {
         }
     }
 
-    /// Records what an offer says about its node (its NodeManager's utilization, when the offer
-    /// carries one); `false` if the node is unknown.
-    pub fn record_offer(&mut self, node: &NodeId, utilization: Option<Utilization>) -> bool {
-        let Some(known) = self.nodes.get_mut(node) else {
-            return false;
-        };
-        if utilization.is_some() {
-            known.utilization = utilization;
+    /// Keeps the utilization an offer's NodeManager reported as its node's latest; ignored for
+    /// an unknown node.
+    pub fn record_utilization(&mut self, node: &NodeId, utilization: Utilization) {
+        if let Some(known) = self.nodes.get_mut(node) {
+            known.utilization = Some(utilization);
         }
-        true
     }
 
     /// Applies one event given by value. Ratios learned from a finished job are appended to
@@ -648,9 +646,12 @@ impl ClusterState {
                 resources,
                 time_ms,
             } => {
-                let Some(known) = self.apps.get_mut(&app) else {
+                let Some(slot) = self.apps.slot_of(&app) else {
                     return;
                 };
+                let known = self.apps.slots[slot]
+                    .as_mut()
+                    .expect("a known app's slot holds it");
                 let kind = TaskKind::of_mapreduce_priority(priority);
                 let rack = self
                     .nodes
@@ -682,7 +683,7 @@ impl ClusterState {
                 ) {
                     self.unindex(&container, &replaced);
                 }
-                self.index(&container, &app, &node, kind);
+                self.index(&container, &app, slot, &node, kind);
                 observed.push(Observation::TaskStarted {
                     app,
                     node,
@@ -865,10 +866,27 @@ impl ClusterState {
             .get(node)
             .into_iter()
             .flatten()
-            .map(|(id, (app, kind))| (id, app, *kind))
+            .map(|(id, (app, kind, _))| (id, app, *kind))
     }
 
-    fn index(&mut self, container: &ContainerId, app: &AppId, node: &NodeId, kind: TaskKind) {
+    /// The app and kind of each running container on `node`, in container id order (as
+    /// [`ClusterState::containers_on`], without a search of the apps by id).
+    pub fn tasks_on<'a>(&'a self, node: &NodeId) -> impl Iterator<Item = (&'a App, TaskKind)> {
+        self.containers_by_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, (_, kind, slot))| Some((self.apps.in_slot(*slot)?, *kind)))
+    }
+
+    fn index(
+        &mut self,
+        container: &ContainerId,
+        app: &AppId,
+        slot: usize,
+        node: &NodeId,
+        kind: TaskKind,
+    ) {
         self.containers_by_app
             .entry(app.clone())
             .or_default()
@@ -876,7 +894,7 @@ impl ClusterState {
         self.containers_by_node
             .entry(node.clone())
             .or_default()
-            .insert(container.clone(), (app.clone(), kind));
+            .insert(container.clone(), (app.clone(), kind, slot));
     }
 
     /// Drops a container that left `containers` from the app and node indexes.
