@@ -6,8 +6,8 @@
 use crate::mapreduce::{TaskKind, TASK_KINDS};
 use crate::predictor::{LearnedHistory, ShuffleEstimate};
 use crate::protocol::{
-    AppId, Ask, ContainerId, Event, LearnedRatio, Locality, NodeId, Priority, RackName, Resources,
-    Utilization,
+    AppId, Ask, AskMove, ContainerId, Event, LearnedRatio, Locality, NodeId, Priority, RackName,
+    Resources, Utilization,
 };
 use crate::settings::Settings;
 use std::collections::{BTreeMap, BTreeSet};
@@ -251,6 +251,37 @@ impl App {
             };
             if let Some(previous) = previous {
                 self.pending_by_kind[kind] -= previous.any;
+            }
+        }
+    }
+
+    /// Applies moves of rows it holds in place: the row's `any` is replaced (`0` removes the
+    /// row) and its host and rack counts change in order. A move of a row the app does not
+    /// hold is a caller's error: logged and ignored.
+    fn move_asks(&mut self, id: &AppId, moves: Vec<AskMove>) {
+        for change in moves {
+            let kind = TaskKind::of_mapreduce_priority(change.priority) as usize;
+            let Some(row) = self.asks.get_mut(&change.priority) else {
+                log::warn!(
+                    "ask move of app {} at priority {} ignored: the app has no ask row at that \
+                     priority (a move changes a row sent before in full)",
+                    id.0,
+                    change.priority.0
+                );
+                continue;
+            };
+            self.pending_by_kind[kind] += change.any;
+            self.pending_by_kind[kind] -= row.any;
+            if change.any == 0 {
+                self.asks.remove(&change.priority);
+                continue;
+            }
+            row.any = change.any;
+            for (host, by) in change.hosts {
+                move_count(&mut row.hosts, host, by);
+            }
+            for (rack, by) in change.racks {
+                move_count(&mut row.racks, rack, by);
             }
         }
     }
@@ -633,7 +664,12 @@ impl ClusterState {
                 }
             }
             Event::AsksChanged { app, rows } => {
-                if self.change_asks(&app, rows, now_ms) {
+                if self.change_asks(&app, rows, Vec::new(), now_ms) {
+                    observed.push(Observation::AsksChanged { app });
+                }
+            }
+            Event::AsksMoved { app, rows, moves } => {
+                if self.change_asks(&app, rows, moves, now_ms) {
                     observed.push(Observation::AsksChanged { app });
                 }
             }
@@ -823,15 +859,23 @@ impl ClusterState {
         }
     }
 
-    /// Changed rows of an app's ask table; the app leaves the candidate index while they are
-    /// applied and rejoins it if it still qualifies. `false` if the app is unknown.
-    fn change_asks(&mut self, app: &AppId, rows: Vec<Ask>, now_ms: u64) -> bool {
+    /// Changed rows of an app's ask table, then moves of rows it holds; the app leaves the
+    /// candidate index while they are applied and rejoins it if it still qualifies. `false` if
+    /// the app is unknown.
+    fn change_asks(
+        &mut self,
+        app: &AppId,
+        rows: Vec<Ask>,
+        moves: Vec<AskMove>,
+        now_ms: u64,
+    ) -> bool {
         self.unlist_candidate(app);
         let Some(known) = self.apps.get_mut(app) else {
             log::debug!("asks for unknown app {} ignored", app.0);
             return false;
         };
         known.change_asks(rows);
+        known.move_asks(app, moves);
         if known.pending_tasks() == 0 {
             known.waiting_since_ms = None;
         } else if known.waiting_since_ms.is_none() {
@@ -942,6 +986,26 @@ impl ClusterState {
         }
         learned.extend(entry);
         true
+    }
+}
+
+/// Changes `key`'s count in an ask row's location table by `by`; a count that reaches zero
+/// leaves the table, as a whole row leaves out locations with no split. A change below zero
+/// means the caller's table is out of step with the core's: logged, and the entry dropped.
+fn move_count<K: Ord + std::fmt::Debug>(counts: &mut BTreeMap<K, u32>, key: K, by: i32) {
+    let moved = counts.get(&key).map_or(0, |&c| i64::from(c)) + i64::from(by);
+    if moved < 0 {
+        log::warn!(
+            "ask move takes {} from {key:?}, which has {}: counts cannot go below 0 (the \
+             caller's table is out of step with the core's); the entry is dropped",
+            -by,
+            moved - i64::from(by)
+        );
+    }
+    if moved > 0 {
+        counts.insert(key, u32::try_from(moved).unwrap_or(u32::MAX));
+    } else {
+        counts.remove(&key);
     }
 }
 
