@@ -82,7 +82,11 @@ impl Engine {
                     .observe(&self.state, &self.settings, &observation);
             }
         }
-        if !self.state.record_offer(&offered.node, offered.utilization) {
+        // Most offers carry no utilization report: they only read the node.
+        if let Some(utilization) = offered.utilization {
+            self.state.record_utilization(&offered.node, utilization);
+        }
+        let Some(node) = self.state.nodes.get(&offered.node) else {
             log::warn!(
                 "offer for unknown node {}: left to FairScheduler",
                 offered.node.0
@@ -91,9 +95,6 @@ impl Engine {
                 learned,
                 ..OfferResponse::default()
             };
-        }
-        let Some(node) = self.state.nodes.get(&offered.node) else {
-            return OfferResponse::default();
         };
         let rack_utilization =
             self.netsat

@@ -230,6 +230,18 @@ pub enum Event {
         app: AppId,
         rows: Vec<Ask>,
     },
+    /// `AsksChanged` from a caller that keeps the locations of the rows the core holds in step
+    /// by their changes instead of re-sending them: `rows` replace rows as there, then each of
+    /// `moves` changes a row the core holds, all as one change of the app's asks. A map row
+    /// names every host holding a pending split (hundreds for a large job) and moves with every
+    /// allocation, so re-sending it whole costs a copy and a drop of its tables per allocation.
+    /// The simulator sends this; the JNI shim sends `AsksChanged` (this is not on the protobuf
+    /// wire).
+    AsksMoved {
+        app: AppId,
+        rows: Vec<Ask>,
+        moves: Vec<AskMove>,
+    },
     ContainerAllocated {
         app: AppId,
         container: ContainerId,
@@ -304,6 +316,20 @@ pub struct Ask {
     /// of its job, with one entry per host holding a pending split.
     #[serde(default)]
     pub hosts: BTreeMap<Arc<str>, u32>,
+}
+
+/// Changes to the row of `priority` that the core holds for an app: its new `any` (`0`
+/// removes the row), and changes of its host and rack counts, applied in order (a count that
+/// reaches zero leaves its table, as in a whole row).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AskMove {
+    pub priority: Priority,
+    pub any: u32,
+    #[serde(default)]
+    pub hosts: Vec<(Arc<str>, i32)>,
+    #[serde(default)]
+    pub racks: Vec<(RackName, i32)>,
 }
 
 /// The core's answer to one offer.

@@ -6,8 +6,8 @@
 use crate::mapreduce::{TaskKind, TASK_KINDS};
 use crate::predictor::{LearnedHistory, ShuffleEstimate};
 use crate::protocol::{
-    AppId, Ask, ContainerId, Event, LearnedRatio, Locality, NodeId, Priority, RackName, Resources,
-    Utilization,
+    AppId, Ask, AskMove, ContainerId, Event, LearnedRatio, Locality, NodeId, Priority, RackName,
+    Resources, Utilization,
 };
 use crate::settings::Settings;
 use std::collections::{BTreeMap, BTreeSet};
@@ -255,6 +255,37 @@ impl App {
         }
     }
 
+    /// Applies moves of rows it holds in place: the row's `any` is replaced (`0` removes the
+    /// row) and its host and rack counts change in order. A move of a row the app does not
+    /// hold is a caller's error: logged and ignored.
+    fn move_asks(&mut self, id: &AppId, moves: Vec<AskMove>) {
+        for change in moves {
+            let kind = TaskKind::of_mapreduce_priority(change.priority) as usize;
+            let Some(row) = self.asks.get_mut(&change.priority) else {
+                log::warn!(
+                    "ask move of app {} at priority {} ignored: the app has no ask row at that \
+                     priority (a move changes a row sent before in full)",
+                    id.0,
+                    change.priority.0
+                );
+                continue;
+            };
+            self.pending_by_kind[kind] += change.any;
+            self.pending_by_kind[kind] -= row.any;
+            if change.any == 0 {
+                self.asks.remove(&change.priority);
+                continue;
+            }
+            row.any = change.any;
+            for (host, by) in change.hosts {
+                move_count(&mut row.hosts, host, by);
+            }
+            for (rack, by) in change.racks {
+                move_count(&mut row.racks, rack, by);
+            }
+        }
+    }
+
     /// Whether the policies consider this app at all: a MapReduce job past its
     /// ApplicationMaster with map or reduce tasks pending.
     fn is_candidate(&self) -> bool {
@@ -433,10 +464,12 @@ pub struct ClusterState {
     candidates_by_queue: BTreeMap<Arc<str>, BTreeMap<(u64, AppId), usize>>,
     /// The keys of `containers` by app, so removing an app does not scan every container.
     containers_by_app: BTreeMap<AppId, BTreeSet<ContainerId>>,
-    /// The keys of `containers` by node with each one's app and kind, so an offer reads its
-    /// node's containers without scanning every running container or looking each one up
-    /// (NAS's MTS does on every offer).
-    containers_by_node: BTreeMap<NodeId, BTreeMap<ContainerId, (AppId, TaskKind)>>,
+    /// The keys of `containers` by node with each one's app, kind and app slot, so an offer
+    /// reads its node's containers and their apps without scanning every running container or
+    /// searching the apps by id (NAS's MTS does on every offer). A container's app stays known,
+    /// in its slot, while the container is here: containers of unknown apps are not kept, and
+    /// removing an app removes its containers.
+    containers_by_node: BTreeMap<NodeId, BTreeMap<ContainerId, (AppId, TaskKind, usize)>>,
     pub measured_rack_load: BTreeMap<RackName, MeasuredLoad>,
     /// The feed's figures per host name.
     pub host_figures: BTreeMap<String, HostFigures>,
@@ -536,16 +569,12 @@ impl ClusterState {
         }
     }
 
-    /// Records what an offer says about its node (its NodeManager's utilization, when the offer
-    /// carries one); `false` if the node is unknown.
-    pub fn record_offer(&mut self, node: &NodeId, utilization: Option<Utilization>) -> bool {
-        let Some(known) = self.nodes.get_mut(node) else {
-            return false;
-        };
-        if utilization.is_some() {
-            known.utilization = utilization;
+    /// Keeps the utilization an offer's NodeManager reported as its node's latest; ignored for
+    /// an unknown node.
+    pub fn record_utilization(&mut self, node: &NodeId, utilization: Utilization) {
+        if let Some(known) = self.nodes.get_mut(node) {
+            known.utilization = Some(utilization);
         }
-        true
     }
 
     /// Applies one event given by value. Ratios learned from a finished job are appended to
@@ -635,7 +664,12 @@ impl ClusterState {
                 }
             }
             Event::AsksChanged { app, rows } => {
-                if self.change_asks(&app, rows, now_ms) {
+                if self.change_asks(&app, rows, Vec::new(), now_ms) {
+                    observed.push(Observation::AsksChanged { app });
+                }
+            }
+            Event::AsksMoved { app, rows, moves } => {
+                if self.change_asks(&app, rows, moves, now_ms) {
                     observed.push(Observation::AsksChanged { app });
                 }
             }
@@ -648,9 +682,12 @@ impl ClusterState {
                 resources,
                 time_ms,
             } => {
-                let Some(known) = self.apps.get_mut(&app) else {
+                let Some(slot) = self.apps.slot_of(&app) else {
                     return;
                 };
+                let known = self.apps.slots[slot]
+                    .as_mut()
+                    .expect("a known app's slot holds it");
                 let kind = TaskKind::of_mapreduce_priority(priority);
                 let rack = self
                     .nodes
@@ -682,7 +719,7 @@ impl ClusterState {
                 ) {
                     self.unindex(&container, &replaced);
                 }
-                self.index(&container, &app, &node, kind);
+                self.index(&container, &app, slot, &node, kind);
                 observed.push(Observation::TaskStarted {
                     app,
                     node,
@@ -834,15 +871,23 @@ impl ClusterState {
         }
     }
 
-    /// Changed rows of an app's ask table; the app leaves the candidate index while they are
-    /// applied and rejoins it if it still qualifies. `false` if the app is unknown.
-    fn change_asks(&mut self, app: &AppId, rows: Vec<Ask>, now_ms: u64) -> bool {
+    /// Changed rows of an app's ask table, then moves of rows it holds; the app leaves the
+    /// candidate index while they are applied and rejoins it if it still qualifies. `false` if
+    /// the app is unknown.
+    fn change_asks(
+        &mut self,
+        app: &AppId,
+        rows: Vec<Ask>,
+        moves: Vec<AskMove>,
+        now_ms: u64,
+    ) -> bool {
         self.unlist_candidate(app);
         let Some(known) = self.apps.get_mut(app) else {
             log::debug!("asks for unknown app {} ignored", app.0);
             return false;
         };
         known.change_asks(rows);
+        known.move_asks(app, moves);
         if known.pending_tasks() == 0 {
             known.waiting_since_ms = None;
         } else if known.waiting_since_ms.is_none() {
@@ -877,10 +922,27 @@ impl ClusterState {
             .get(node)
             .into_iter()
             .flatten()
-            .map(|(id, (app, kind))| (id, app, *kind))
+            .map(|(id, (app, kind, _))| (id, app, *kind))
     }
 
-    fn index(&mut self, container: &ContainerId, app: &AppId, node: &NodeId, kind: TaskKind) {
+    /// The app and kind of each running container on `node`, in container id order (as
+    /// [`ClusterState::containers_on`], without a search of the apps by id).
+    pub fn tasks_on<'a>(&'a self, node: &NodeId) -> impl Iterator<Item = (&'a App, TaskKind)> {
+        self.containers_by_node
+            .get(node)
+            .into_iter()
+            .flatten()
+            .filter_map(|(_, (_, kind, slot))| Some((self.apps.in_slot(*slot)?, *kind)))
+    }
+
+    fn index(
+        &mut self,
+        container: &ContainerId,
+        app: &AppId,
+        slot: usize,
+        node: &NodeId,
+        kind: TaskKind,
+    ) {
         self.containers_by_app
             .entry(app.clone())
             .or_default()
@@ -888,7 +950,7 @@ impl ClusterState {
         self.containers_by_node
             .entry(node.clone())
             .or_default()
-            .insert(container.clone(), (app.clone(), kind));
+            .insert(container.clone(), (app.clone(), kind, slot));
     }
 
     /// Drops a container that left `containers` from the app and node indexes.
@@ -936,6 +998,26 @@ impl ClusterState {
         }
         learned.extend(entry);
         true
+    }
+}
+
+/// Changes `key`'s count in an ask row's location table by `by`; a count that reaches zero
+/// leaves the table, as a whole row leaves out locations with no split. A change below zero
+/// means the caller's table is out of step with the core's: logged, and the entry dropped.
+fn move_count<K: Ord + std::fmt::Debug>(counts: &mut BTreeMap<K, u32>, key: K, by: i32) {
+    let moved = counts.get(&key).map_or(0, |&c| i64::from(c)) + i64::from(by);
+    if moved < 0 {
+        log::warn!(
+            "ask move takes {} from {key:?}, which has {}: counts cannot go below 0 (the \
+             caller's table is out of step with the core's); the entry is dropped",
+            -by,
+            moved - i64::from(by)
+        );
+    }
+    if moved > 0 {
+        counts.insert(key, u32::try_from(moved).unwrap_or(u32::MAX));
+    } else {
+        counts.remove(&key);
     }
 }
 

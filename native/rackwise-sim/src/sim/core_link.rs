@@ -4,8 +4,8 @@
 //!
 //! All ask-table code is here: marking a job's asks or counters changed (`mark_asks`,
 //! `mark_stats`), the table the shim would report (`ask_table`), the per-name counts the map
-//! ask carries (`give_split`, `take_split`), and sending the changed tables with an offer
-//! (`ask_core`). How asks reach the core is therefore decided in this one file.
+//! ask carries (`Split`), and sending the changed rows, or the moves of the map row's
+//! locations, with an offer (`ask_core`). How asks reach the core is therefore decided in this one file.
 
 use super::{queue_user, user_queue, JobPhase, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
 use crate::cluster::Cluster;
@@ -14,7 +14,8 @@ use rackwise_core::mapreduce;
 use rackwise_core::policy::dp::Dp;
 use rackwise_core::policy::shufflewatcher::ShuffleWatcher;
 use rackwise_core::protocol::{
-    AppId, Ask, EngineConfig, Event, Locality, NodeOffer, OfferRequest, Priority, QueueSettings,
+    AppId, Ask, AskMove, EngineConfig, Event, Locality, NodeOffer, OfferRequest, Priority,
+    QueueSettings,
 };
 use rackwise_core::{CoreError, Engine};
 use std::collections::BTreeMap;
@@ -94,20 +95,36 @@ pub fn core_engine(
     Engine::new(&core_config(policy, cluster, extra, queue_extra))
 }
 
-/// Takes one split off `name`'s count in a map ask's table, dropping the name at zero as the
-/// shim's tables list only counts above zero.
-pub(super) fn take_split<K: Ord>(counts: &mut BTreeMap<K, u32>, name: &K) {
-    if let Some(c) = counts.get_mut(name) {
-        *c -= 1;
-        if *c == 0 {
-            counts.remove(name);
-        }
-    }
+/// A map ask's location table (hosts or racks) with the changes the core has not seen yet.
+pub(super) struct Split<'a, K> {
+    pub(super) counts: &'a mut BTreeMap<K, u32>,
+    /// Where each change goes while the core holds the table as last sent; `None` while it
+    /// does not (the next send is the whole table).
+    pub(super) moved: Option<&'a mut Vec<(K, i32)>>,
 }
 
-/// Adds one split to `name`'s count in a map ask's table.
-pub(super) fn give_split<K: Ord + Clone>(counts: &mut BTreeMap<K, u32>, name: &K) {
-    *counts.entry(name.clone()).or_insert(0) += 1;
+impl<K: Ord + Clone> Split<'_, K> {
+    /// Takes one split off `name`'s count, dropping the name at zero as the shim's tables list
+    /// only counts above zero.
+    pub(super) fn take(&mut self, name: &K) {
+        if let Some(c) = self.counts.get_mut(name) {
+            *c -= 1;
+            if *c == 0 {
+                self.counts.remove(name);
+            }
+            if let Some(moved) = self.moved.as_mut() {
+                moved.push((name.clone(), -1));
+            }
+        }
+    }
+
+    /// Adds one split to `name`'s count.
+    pub(super) fn give(&mut self, name: &K) {
+        *self.counts.entry(name.clone()).or_insert(0) += 1;
+        if let Some(moved) = self.moved.as_mut() {
+            moved.push((name.clone(), 1));
+        }
+    }
 }
 
 fn parse_app(app: &AppId) -> Option<u32> {
@@ -230,11 +247,12 @@ impl Sim<'_> {
             if self.jobs[j as usize].asks_dirty {
                 self.jobs[j as usize].asks_dirty = false;
                 if self.jobs[j as usize].phase != JobPhase::Done {
-                    let rows = self.changed_ask_rows(j);
-                    if !rows.is_empty() {
-                        events.push(Event::AsksChanged {
+                    let (rows, moves) = self.changed_ask_rows(j);
+                    if !rows.is_empty() || !moves.is_empty() {
+                        events.push(Event::AsksMoved {
                             app: self.app_ids[j as usize].clone(),
                             rows,
+                            moves,
                         });
                     }
                 }
@@ -383,13 +401,16 @@ impl Sim<'_> {
     }
 
     /// The job's ask rows that changed since they were last sent, in the order AM, reduce,
-    /// map. A map row with maps pending is always sent: its locations move with every
-    /// allocation even where its count would not tell.
-    fn changed_ask_rows(&mut self, j: u32) -> Vec<Ask> {
+    /// map, and the moves of the map row's locations. A map row with maps pending is always
+    /// sent: its locations move with every allocation even where its count would not tell.
+    /// While the core holds the map row as last sent, it gets the row's moves since then
+    /// instead of the whole tables.
+    fn changed_ask_rows(&mut self, j: u32) -> (Vec<Ask>, Vec<AskMove>) {
         let resources = self.node_resources(1);
         let job = &mut self.jobs[j as usize];
         let current = [job.am_pending as u32, job.pending_reduces, job.pending_maps];
         let mut rows = Vec::new();
+        let mut moves = Vec::new();
         for (row, priority) in [PRIORITY_AM, PRIORITY_REDUCE, PRIORITY_MAP]
             .into_iter()
             .enumerate()
@@ -401,6 +422,20 @@ impl Sim<'_> {
             }
             job.reported_any[row] = any;
             let located = is_map_row && any > 0;
+            if located && job.core_holds_map_row {
+                moves.push(AskMove {
+                    priority: Priority(priority),
+                    any,
+                    hosts: std::mem::take(&mut job.hosts_moved),
+                    racks: std::mem::take(&mut job.racks_moved),
+                });
+                continue;
+            }
+            if is_map_row {
+                job.core_holds_map_row = located;
+                job.hosts_moved.clear();
+                job.racks_moved.clear();
+            }
             rows.push(Ask {
                 priority: Priority(priority),
                 any,
@@ -417,6 +452,6 @@ impl Sim<'_> {
                 },
             });
         }
-        rows
+        (rows, moves)
     }
 }

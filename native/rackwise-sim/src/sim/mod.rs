@@ -336,6 +336,11 @@ struct Job {
     /// these maps costs less than building them by name again (a sort of host names).
     ask_hosts: BTreeMap<Arc<str>, u32>,
     ask_racks: BTreeMap<RackName, u32>,
+    /// Whether the core holds the map row with its locations as last sent; if so, the changes
+    /// of `ask_hosts` and `ask_racks` since then, in order, go to it instead of the tables.
+    core_holds_map_row: bool,
+    hosts_moved: Vec<(Arc<str>, i32)>,
+    racks_moved: Vec<(RackName, i32)>,
     pending_maps: u32,
     maps_done: u32,
     reduces_requested: bool,
@@ -595,6 +600,9 @@ impl<'a> Sim<'a> {
                     rack_count: BTreeMap::new(),
                     ask_hosts: BTreeMap::new(),
                     ask_racks: BTreeMap::new(),
+                    core_holds_map_row: false,
+                    hosts_moved: Vec::new(),
+                    racks_moved: Vec::new(),
                     pending_maps: 0,
                     maps_done: 0,
                     reduces_requested: false,

@@ -11,7 +11,7 @@
 //! keeps that from deadlocking a full cluster by ramping reduces on the headroom and by
 //! preempting them for maps that cannot run.
 
-use super::core_link::{give_split, take_split};
+use super::core_link::Split;
 use super::event_loop::Ev;
 use super::hdfs::hdfs_replicas;
 use super::sampling::SAMPLE_MS;
@@ -459,17 +459,26 @@ impl Sim<'_> {
         task.assigned = true;
         let replicas = task.replicas;
         let copies = self.cluster.replication as usize;
+        let tracked = job.core_holds_map_row;
+        let mut hosts = Split {
+            counts: &mut job.ask_hosts,
+            moved: tracked.then_some(&mut job.hosts_moved),
+        };
+        let mut ask_racks = Split {
+            counts: &mut job.ask_racks,
+            moved: tracked.then_some(&mut job.racks_moved),
+        };
         let mut racks_seen = [u32::MAX; 3];
         for (i, &replica) in replicas.iter().take(copies).enumerate() {
             if let Some(c) = job.host_count.get_mut(&replica) {
                 *c -= 1;
-                take_split(&mut job.ask_hosts, &self.hosts[replica as usize]);
+                hosts.take(&self.hosts[replica as usize]);
             }
             let r = self.nodes[replica as usize].rack;
             if !racks_seen[..i].contains(&r) {
                 if let Some(c) = job.rack_count.get_mut(&r) {
                     *c -= 1;
-                    take_split(&mut job.ask_racks, &self.rack_names[r as usize]);
+                    ask_racks.take(&self.rack_names[r as usize]);
                 }
             }
             racks_seen[i] = r;
@@ -560,16 +569,25 @@ impl Sim<'_> {
         let copies = self.cluster.replication as usize;
         let job = &mut self.jobs[j as usize];
         let replicas = job.maps[m as usize].replicas;
+        let tracked = job.core_holds_map_row;
+        let mut hosts = Split {
+            counts: &mut job.ask_hosts,
+            moved: tracked.then_some(&mut job.hosts_moved),
+        };
+        let mut ask_racks = Split {
+            counts: &mut job.ask_racks,
+            moved: tracked.then_some(&mut job.racks_moved),
+        };
         let mut racks_seen = [u32::MAX; 3];
         for (i, &replica) in replicas.iter().take(copies).enumerate() {
             job.by_host.entry(replica).or_default().push(m);
             *job.host_count.entry(replica).or_insert(0) += 1;
-            give_split(&mut job.ask_hosts, &self.hosts[replica as usize]);
+            hosts.give(&self.hosts[replica as usize]);
             let r = (replica as usize / per_rack) as u32;
             if !racks_seen[..i].contains(&r) {
                 job.by_rack.entry(r).or_default().push(m);
                 *job.rack_count.entry(r).or_insert(0) += 1;
-                give_split(&mut job.ask_racks, &self.rack_names[r as usize]);
+                ask_racks.give(&self.rack_names[r as usize]);
             }
             racks_seen[i] = r;
         }
@@ -969,6 +987,8 @@ impl Sim<'_> {
         job.rack_count = BTreeMap::new();
         job.ask_hosts = BTreeMap::new();
         job.ask_racks = BTreeMap::new();
+        job.hosts_moved = Vec::new();
+        job.racks_moved = Vec::new();
         job.reduces = Vec::new();
         job.maps_running_at_launch = Vec::new();
         job.finished_reduces = Vec::new();

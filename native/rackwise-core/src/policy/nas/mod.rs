@@ -482,10 +482,9 @@ impl Nas {
         };
         let threshold_bytes = snapshot.threshold_bytes(offer.node, keys);
         let running_output: f64 = state
-            .containers_on(offer.node_id)
-            .filter(|(_, _, kind)| *kind == TaskKind::Map)
-            .filter_map(|(_, app, _)| state.apps.get(app))
-            .map(|app| predict(app, settings).task_output_bytes)
+            .tasks_on(offer.node_id)
+            .filter(|(_, kind)| *kind == TaskKind::Map)
+            .map(|(app, _)| predict(app, settings).task_output_bytes)
             .sum();
 
         // The offered rack's congestion is the dispatcher's switch: CR-RTS for reduces, and
