@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{host, node, queue, rack};
+use common::{host, node, nodes_added, queue, rack};
 use rackwise_core::mapreduce::TaskKind;
 use rackwise_core::protocol::*;
 use rackwise_core::Engine;
@@ -24,20 +24,7 @@ fn engine() -> Engine {
         ..EngineConfig::default()
     };
     let mut engine = Engine::new(&config).expect("valid config");
-    let mut events = Vec::new();
-    for r in 1..=2 {
-        for n in 1..=3 {
-            events.push(Event::NodeAdded {
-                node: node(r, n),
-                host: host(r, n),
-                rack: rack(r),
-                capacity: Resources {
-                    memory_mb: 8192,
-                    vcores: 8,
-                },
-            });
-        }
-    }
+    let mut events = nodes_added(2, 3, 8192);
     events.push(Event::AppAdded {
         app: app(),
         name: "job".into(),
@@ -167,35 +154,36 @@ fn a_move_to_zero_removes_the_row_and_a_move_of_no_row_changes_nothing() {
     let before = seen(&engine);
     offer(
         &mut engine,
-        vec![Event::AsksMoved {
-            app: app(),
-            rows: vec![],
-            moves: vec![AskMove {
-                priority: Priority(5),
-                any: 7,
-                hosts: vec![(host_key(1, 1), 3)],
-                racks: vec![],
-            }],
-        }],
+        vec![one_move(AskMove {
+            priority: Priority(5),
+            any: 7,
+            hosts: vec![(host_key(1, 1), 3)],
+            racks: vec![],
+        })],
     );
     assert_eq!(seen(&engine), before);
 
     offer(
         &mut engine,
-        vec![Event::AsksMoved {
-            app: app(),
-            rows: vec![],
-            moves: vec![AskMove {
-                priority: Priority(MAP),
-                any: 0,
-                hosts: vec![],
-                racks: vec![],
-            }],
-        }],
+        vec![one_move(AskMove {
+            priority: Priority(MAP),
+            any: 0,
+            hosts: vec![],
+            racks: vec![],
+        })],
     );
     let (asks, maps, reduces, listed) = seen(&engine);
     assert!(!asks.contains_key(&Priority(MAP)));
     assert_eq!((maps, reduces, listed), (0, 2, true));
+}
+
+/// `AsksMoved` with one move and no whole row.
+fn one_move(one: AskMove) -> Event {
+    Event::AsksMoved {
+        app: app(),
+        rows: vec![],
+        moves: vec![one],
+    }
 }
 
 fn asks_changed(rows: Vec<Ask>) -> Event {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{host, node, queue};
+use common::{host, node, nodes_added, queue};
 use rackwise_core::mapreduce::TaskKind;
 use rackwise_core::protocol::*;
 use rackwise_core::state::ClusterState;
@@ -45,20 +45,7 @@ fn ask(priority: i32, any: u32, hosts: &[(u32, u32)]) -> Ask {
 }
 
 fn requests() -> Vec<OfferRequest> {
-    let mut first = Vec::new();
-    for r in 1..=2 {
-        for n in 1..=3 {
-            first.push(Event::NodeAdded {
-                node: node(r, n),
-                host: host(r, n),
-                rack: RackName(format!("/r{r}").into()),
-                capacity: Resources {
-                    memory_mb: 8192,
-                    vcores: 8,
-                },
-            });
-        }
-    }
+    let mut first = nodes_added(2, 3, 8192);
     for (a, q) in [(1, "root.sw"), (2, "root.nas"), (3, "root.sw")] {
         first.push(Event::AppAdded {
             app: AppId(format!("app_{a}").into()),

@@ -194,19 +194,8 @@ impl TestEnv {
             containers: 0,
             node_memory_mb: containers_per_node * CONTAINER_MB,
         };
-        for r in 1..=racks {
-            for n in 1..=nodes_per_rack {
-                env.pending.push(Event::NodeAdded {
-                    node: node(r, n),
-                    host: host(r, n),
-                    rack: rack(r),
-                    capacity: Resources {
-                        memory_mb: env.node_memory_mb,
-                        vcores: 8,
-                    },
-                });
-            }
-        }
+        env.pending
+            .extend(nodes_added(racks, nodes_per_rack, env.node_memory_mb));
         Ok(env)
     }
 
@@ -379,6 +368,23 @@ fn plain_queue() -> QueueSettings {
         queue: "root.plain".into(),
         rackwise: None,
     }
+}
+
+/// `NodeAdded` for `racks` × `nodes_per_rack` nodes `r<R>n<N>` on racks `/r<R>`, each with
+/// `memory_mb` and 8 vcores.
+pub fn nodes_added(racks: u32, nodes_per_rack: u32, memory_mb: u64) -> Vec<Event> {
+    (1..=racks)
+        .flat_map(|r| (1..=nodes_per_rack).map(move |n| (r, n)))
+        .map(|(r, n)| Event::NodeAdded {
+            node: node(r, n),
+            host: host(r, n),
+            rack: rack(r),
+            capacity: Resources {
+                memory_mb,
+                vcores: 8,
+            },
+        })
+        .collect()
 }
 
 pub fn node(r: u32, n: u32) -> NodeId {

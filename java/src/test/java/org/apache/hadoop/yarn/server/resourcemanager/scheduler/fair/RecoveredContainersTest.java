@@ -69,12 +69,11 @@ class RecoveredContainersTest {
     MockRM rm2 = null;
     try (CapturedLog nativeLog = CapturedLog.of("io.rackwise.yarn.native")) {
       rm1.start();
-      MockNM nm1 = rm1.registerNode("recovery1:1234", NODE_MB, 8);
-      MockNM nm2 = rm1.registerNode("recovery2:1234", NODE_MB, 8);
-      RMApp app = MockRMAppSubmitter.submit(rm1, MockRMAppSubmissionData.Builder
-          .createWithMemory(MB, rm1).withAppName("job").withQueue("sw").withUser("alice")
-          .withAppType("MAPREDUCE").build());
-      MockAM am = MockRM.launchAndRegisterAM(app, rm1, nm1);
+      JobOnTwoRacks job = startJobOnTwoRacks(rm1);
+      MockNM nm1 = job.nm1();
+      MockNM nm2 = job.nm2();
+      RMApp app = job.app();
+      MockAM am = job.am();
       List<Container> onFirst = new ArrayList<>();
       List<Container> onSecond = new ArrayList<>();
       placeMaps(rm1, am, List.of(nm1, nm1, nm1, nm2, nm2), onFirst, onSecond);
@@ -131,9 +130,7 @@ class RecoveredContainersTest {
       assertEquals(finished, finishes(first), "the maps that finished, for the first core");
       assertEquals(finished, finishes(second), "the same maps finished for the new core");
 
-      List<String> sarp = nativeLog.messages(Level.INFO).stream()
-          .filter(m -> m.contains("job 'job'") && m.contains("SARP reduce shares"))
-          .collect(Collectors.toList());
+      List<String> sarp = sarpLines(nativeLog);
       assertEquals(2, sarp.size(), "SARP once on each RM's core: " + sarp);
       assertTrue(sarp.get(0).endsWith("SARP reduce shares /r1=0.67,/r2=0.33 (3 of 5 maps "
           + "finished; running maps /r1=1,/r2=1, running reduces none)"), sarp.get(0));
@@ -158,12 +155,10 @@ class RecoveredContainersTest {
     MockRM rm = new MockRM(conf());
     try (CapturedLog nativeLog = CapturedLog.of("io.rackwise.yarn.native")) {
       rm.start();
-      MockNM nm1 = rm.registerNode("recovery1:1234", NODE_MB, 8);
-      MockNM nm2 = rm.registerNode("recovery2:1234", NODE_MB, 8);
-      RMApp app = MockRMAppSubmitter.submit(rm, MockRMAppSubmissionData.Builder
-          .createWithMemory(MB, rm).withAppName("job").withQueue("sw").withUser("alice")
-          .withAppType("MAPREDUCE").build());
-      MockAM am = MockRM.launchAndRegisterAM(app, rm, nm1);
+      JobOnTwoRacks job = startJobOnTwoRacks(rm);
+      MockNM nm1 = job.nm1();
+      MockNM nm2 = job.nm2();
+      MockAM am = job.am();
       List<Container> onFirst = new ArrayList<>();
       List<Container> onSecond = new ArrayList<>();
       placeMaps(rm, am, List.of(nm1, nm1, nm2), onFirst, onSecond);
@@ -183,15 +178,32 @@ class RecoveredContainersTest {
       assertEquals(0, scheduler.getRackwiseMetrics().getNativeFailures());
       assertEquals(Set.of(onFirst.get(0).getId().toString(), onSecond.get(0).getId().toString()),
           finishes(scheduler), "both ends reached the core");
-      List<String> sarp = nativeLog.messages(Level.INFO).stream()
-          .filter(m -> m.contains("job 'job'") && m.contains("SARP reduce shares"))
-          .collect(Collectors.toList());
+      List<String> sarp = sarpLines(nativeLog);
       assertEquals(1, sarp.size(), "SARP once: " + sarp);
       assertTrue(sarp.get(0).endsWith("SARP reduce shares /r1=1.00 (1 of 2 maps finished; "
           + "running maps /r1=1, running reduces none)"), sarp.get(0));
     } finally {
       rm.stop();
     }
+  }
+
+  /** Two NodeManagers, one per rack, and a MapReduce job whose AM runs on the first. */
+  private record JobOnTwoRacks(MockNM nm1, MockNM nm2, RMApp app, MockAM am) { }
+
+  private static JobOnTwoRacks startJobOnTwoRacks(MockRM rm) throws Exception {
+    MockNM nm1 = rm.registerNode("recovery1:1234", NODE_MB, 8);
+    MockNM nm2 = rm.registerNode("recovery2:1234", NODE_MB, 8);
+    RMApp app = MockRMAppSubmitter.submit(rm, MockRMAppSubmissionData.Builder
+        .createWithMemory(MB, rm).withAppName("job").withQueue("sw").withUser("alice")
+        .withAppType("MAPREDUCE").build());
+    return new JobOnTwoRacks(nm1, nm2, app, MockRM.launchAndRegisterAM(app, rm, nm1));
+  }
+
+  /** The core's SARP lines for the test's job, in the order they were logged. */
+  private static List<String> sarpLines(CapturedLog nativeLog) {
+    return nativeLog.messages(Level.INFO).stream()
+        .filter(m -> m.contains("job 'job'") && m.contains("SARP reduce shares"))
+        .collect(Collectors.toList());
   }
 
   /**
