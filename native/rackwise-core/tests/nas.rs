@@ -308,8 +308,8 @@ fn nas_forgets_the_skips_of_a_queue_an_offer_does_not_plan_and_keeps_the_others(
 
 #[test]
 fn nas_ca_rts_ranks_six_categories_then_delayed_maps_done_and_larger_shuffle_first() {
-    // Without the hold on reached racks, so every category shows in one ranking.
-    let mut env = TestEnv::nas(2, 2, &FEED, &[("reduceRackWaitMs", "0")]);
+    // Without the hold on reached racks (the default), so every category shows in one ranking.
+    let mut env = TestEnv::nas(2, 2, &FEED, &[]);
     // A heavy job whose reduces CR-RTS delayed while rack 2 was congested.
     env.submit("h_delayed", "root.nas", 1, &[]);
     finished_map(&mut env, "h_delayed", 1, 2);
@@ -384,15 +384,15 @@ fn nas_ca_rts_ranks_six_categories_then_delayed_maps_done_and_larger_shuffle_fir
 
 #[test]
 fn nas_keeps_a_reduce_off_racks_past_its_whole_reduce_num_until_the_wait_then_anywhere() {
-    let mut env = TestEnv::nas(3, 2, &FEED, &[]);
-    // One reduce, finished maps 2 on rack 2 and 1 on rack 1: ReduceNum in whole reduces is 1
-    // on rack 2 and 0 elsewhere (the unrounded product, 1/3, would count rack 1 as under).
+    let mut env = TestEnv::nas(3, 2, &FEED, &[("reduceRackWaitMs", "5000")]);
+    // One reduce, finished maps 3 on rack 2 and 1 on rack 1: ReduceNum in whole reduces is 1
+    // on rack 2 and 0 elsewhere (the unrounded product, 1/4, would count rack 1 as under).
     env.submit("one", "root.nas", 1, &[]);
-    for (r, n) in [(2, 1), (2, 2), (1, 1)] {
+    for (r, n) in [(2, 1), (2, 2), (2, 1), (1, 1)] {
         finished_map(&mut env, "one", r, n);
     }
     env.asks("one", &[(REDUCE, 1, &[])]);
-    predicted(&mut env, "one", 3, 50.0, 50.0); // heavy: 150 MiB
+    predicted(&mut env, "one", 4, 50.0, 50.0); // heavy: 200 MiB
     let start = env.now_ms;
     for (offset, r) in [(0, 1), (2_000, 3), (4_999, 1)] {
         env.now_ms = start + offset;
@@ -436,8 +436,30 @@ fn nas_keeps_a_reduce_off_racks_past_its_whole_reduce_num_until_the_wait_then_an
 }
 
 #[test]
+fn nas_does_not_hold_a_reduce_off_a_rack_with_half_the_output_of_the_busiest() {
+    let mut env = TestEnv::nas(3, 2, &FEED, &[("reduceRackWaitMs", "5000")]);
+    // One reduce, output 2 : 1 on racks 2 and 1: ReduceNum is 0 on rack 1, but a reduce there
+    // fetches little more across racks than one on rack 2, so it is placed, as reached; rack 3,
+    // with none of the output, is held.
+    env.submit("job", "root.nas", 1, &[]);
+    for (r, n) in [(2, 1), (2, 2), (1, 1)] {
+        finished_map(&mut env, "job", r, n);
+    }
+    env.asks("job", &[(REDUCE, 1, &[])]);
+    predicted(&mut env, "job", 3, 50.0, 50.0);
+    let half = env.offer(1, 1);
+    assert_eq!(reduces_of(ranking(&half, "root.nas")), ["job:10:any"]);
+    assert_eq!(
+        reasons(&half, "root.nas"),
+        ["nas:ca-rts:heavy-reached-reduce-num"]
+    );
+    assert!(reduces_of(ranking(&env.offer(3, 1), "root.nas")).is_empty());
+}
+
+#[test]
 fn nas_reduce_rack_wait_zero_only_ranks_as_the_paper_does() {
-    let mut env = TestEnv::nas(2, 2, &FEED, &[("reduceRackWaitMs", "0")]);
+    // The default, reduceRackWaitMs 0: the reduce is ranked on a rack without its output.
+    let mut env = TestEnv::nas(2, 2, &FEED, &[]);
     env.submit("job", "root.nas", 1, &[]);
     finished_map(&mut env, "job", 2, 1);
     env.asks("job", &[(REDUCE, 1, &[])]);
@@ -452,8 +474,8 @@ fn nas_reduce_rack_wait_zero_only_ranks_as_the_paper_does() {
 
 #[test]
 fn nas_cr_rts_lets_only_light_reduces_onto_a_congested_rack_until_the_wait_then_any() {
-    // CR-RTS alone: without the hold on racks where a job reached its ReduceNum.
-    let mut env = TestEnv::nas(2, 2, &FEED, &[("reduceRackWaitMs", "0")]);
+    // CR-RTS alone: without the hold on racks where a job reached its ReduceNum (the default).
+    let mut env = TestEnv::nas(2, 2, &FEED, &[]);
     for (i, (app, maps, output)) in [
         ("heavy", 4, 50.0),  // 200 MiB
         ("medium", 2, 10.0), // 20 MiB
