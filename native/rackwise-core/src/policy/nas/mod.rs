@@ -8,10 +8,10 @@
 //!   skipped until its skip bound is reached, then it takes a fitting non-local map by category
 //!   and MapCost, else the smallest-output map.
 //! * **CA-RTS** (Algorithm 3) places a job's reduces on racks in proportion to where its map
-//!   output sits (`ReduceNum = TotalReduces × MapOutputPortion`, in whole reduces), in six
-//!   categories. With `reduceRackWaitMs` above 0 it also keeps a reduce off a rack where its
-//!   job reached ReduceNum and has less than half the output of its busiest rack, for at most
-//!   that long.
+//!   output sits (`ReduceNum = TotalReduces × MapOutputPortion`), in six categories. With
+//!   `reduceRackWaitMs` above 0 it also keeps a reduce off a rack where its job reached
+//!   ReduceNum in whole reduces and has less than half the output of its busiest rack, for at
+//!   most that long.
 //! * **CR-RTS** (Algorithm 4) lets only shuffle-light reduces onto a congested rack until the
 //!   user's skip bound, tags the heavy and medium reduces it holds back as delayed (CA-RTS
 //!   serves them first once the rack clears), and makes MTS hold heavy and medium maps on the
@@ -928,9 +928,6 @@ struct ReduceJob<'a> {
     shuffle_bytes: f64,
     /// Whether the job has as many reduces on the offered rack as its ReduceNum there.
     reached: bool,
-    /// Whether the offered rack holds less than half the job's finished maps of its busiest
-    /// rack: a reduce here would fetch markedly more across racks than one there.
-    output_elsewhere: bool,
 }
 
 impl ReduceJob<'_> {
@@ -957,26 +954,32 @@ fn reduce_jobs<'a>(turn: &'a UserTurn<'a>) -> Vec<ReduceJob<'a>> {
                 class: classify(&prediction, turn.params),
                 shuffle_bytes: prediction.shuffle_bytes,
                 reached: reached_reduce_num(candidate.app, turn.offer.rack, racks),
-                output_elsewhere: output_elsewhere(&candidate.app.job, turn.offer.rack),
             })
         })
         .collect()
 }
 
-/// Whether the job's reduces on `rack` (running or done) reached its ReduceNum there:
-/// TotalReduces × MapOutputPortion in whole reduces, the job's reduces apportioned over the
-/// racks of its finished maps (floors, then the largest remainders). Whole reduces matter: a
-/// one-reduce job wants exactly the rack with most of its output, where the unrounded product
-/// is above 0 on every rack that holds any. Before any map finished the output counts as
-/// spread evenly over the `racks`.
+/// Whether the job's reduces on `rack` (running or done) reached its ReduceNum there,
+/// `TotalReduces × MapOutputPortion` as the paper writes it (a fraction of a reduce); before
+/// any map finished the output counts as spread evenly over the `racks`.
 fn reached_reduce_num(app: &App, rack: &RackName, racks: f64) -> bool {
     let job = &app.job;
+    let total = job.known_reduces(app.pending(TaskKind::Reduce)) as f64;
+    let portion = job.map_output_share_on(rack).unwrap_or(1.0 / racks);
+    f64::from(job.reduces_on(rack)) >= total * portion
+}
+
+/// Whether a reduce of the job is held off `rack`: the job's reduces there reached its
+/// ReduceNum in whole reduces (its reduces apportioned over the racks of its finished maps,
+/// floors then the largest remainders, so a one-reduce job wants exactly its busiest rack,
+/// where the paper's fraction is above 0 on every rack holding any output), and `rack` holds
+/// less than half the finished maps of the busiest rack, so a reduce here would fetch markedly
+/// more across racks than one there (never before a map finished).
+fn held_off(app: &App, rack: &RackName) -> bool {
+    let job = &app.job;
     let total = job.known_reduces(app.pending(TaskKind::Reduce));
-    let placed = job.reduces_on(rack);
-    if job.finished_maps() == 0 {
-        return f64::from(placed) >= f64::from(total) / racks;
-    }
-    placed >= apportioned(total, &job.finished_maps_by_rack, rack)
+    output_elsewhere(job, rack)
+        && job.reduces_on(rack) >= apportioned(total, &job.finished_maps_by_rack, rack)
 }
 
 /// Whether `rack` holds less than half the finished maps of the job's busiest rack (false
@@ -992,9 +995,9 @@ fn output_elsewhere(job: &Job, rack: &RackName) -> bool {
     2 * here < busiest
 }
 
-/// CA-RTS's ReduceNum made binding for a bounded wait: a reduce of a job that reached its
-/// ReduceNum on the offered rack is kept off it until the job has waited `reduceRackWaitMs`
-/// since the first such hold after its last reduce start. Ranking alone moved nothing on a
+/// CA-RTS's ReduceNum made binding for a bounded wait: a reduce of a job that `held_off` the
+/// offered rack is kept off it until the job has waited `reduceRackWaitMs` since the first
+/// such hold after its last reduce start. Ranking alone moved nothing on a
 /// saturated cluster: a user rarely has two reduce jobs to choose between, so its one job's
 /// reduce took whichever container came first, wherever the job's output was. A held reduce
 /// leaves the container to FairScheduler's next queue, and the guard above every policy still
@@ -1011,7 +1014,7 @@ fn hold_reduces<'a>(
     let now_ms = turn.offer.now_ms;
     jobs.into_iter()
         .filter(|job| {
-            if !(job.reached && job.output_elsewhere) {
+            if !held_off(job.candidate.app, turn.offer.rack) {
                 return true;
             }
             let since = *nas
