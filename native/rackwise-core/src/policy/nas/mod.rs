@@ -997,11 +997,10 @@ fn output_elsewhere(job: &Job, rack: &RackName) -> bool {
 
 /// CA-RTS's ReduceNum made binding for a bounded wait: a reduce of a job that `held_off` the
 /// offered rack is kept off it until the job has waited `reduceRackWaitMs` since the first
-/// such hold after its last reduce start. Ranking alone moved nothing on a
-/// saturated cluster: a user rarely has two reduce jobs to choose between, so its one job's
-/// reduce took whichever container came first, wherever the job's output was. A held reduce
-/// leaves the container to FairScheduler's next queue, and the guard above every policy still
-/// bounds the job's wait.
+/// such hold after its last reduce start. Ranking alone moved nothing on a saturated cluster:
+/// a user rarely has two reduce jobs to choose between, so its one job's reduce took whichever
+/// container came first, wherever the job's output was. A held reduce leaves the container to
+/// FairScheduler's next queue, and the guard above every policy still bounds the job's wait.
 fn hold_reduces<'a>(
     turn: &UserTurn,
     nas: &mut Nas,
