@@ -308,6 +308,7 @@ fn nas_forgets_the_skips_of_a_queue_an_offer_does_not_plan_and_keeps_the_others(
 
 #[test]
 fn nas_ca_rts_ranks_six_categories_then_delayed_maps_done_and_larger_shuffle_first() {
+    // Without the hold on reached racks (the default), so every category shows in one ranking.
     let mut env = TestEnv::nas(2, 2, &FEED, &[]);
     // A heavy job whose reduces CR-RTS delayed while rack 2 was congested.
     env.submit("h_delayed", "root.nas", 1, &[]);
@@ -382,7 +383,95 @@ fn nas_ca_rts_ranks_six_categories_then_delayed_maps_done_and_larger_shuffle_fir
 }
 
 #[test]
+fn nas_keeps_a_reduce_off_racks_past_its_whole_reduce_num_until_the_wait_then_anywhere() {
+    let mut env = TestEnv::nas(3, 2, &FEED, &[("reduceRackWaitMs", "5000")]);
+    // One reduce, finished maps 3 on rack 2 and 1 on rack 1: ReduceNum in whole reduces is 1
+    // on rack 2 and 0 elsewhere (the unrounded product, 1/4, would count rack 1 as under).
+    env.submit("one", "root.nas", 1, &[]);
+    for (r, n) in [(2, 1), (2, 2), (2, 1), (1, 1)] {
+        finished_map(&mut env, "one", r, n);
+    }
+    env.asks("one", &[(REDUCE, 1, &[])]);
+    predicted(&mut env, "one", 4, 50.0, 50.0); // heavy: 200 MiB
+    let start = env.now_ms;
+    for (offset, r) in [(0, 1), (2_000, 3), (4_999, 1)] {
+        env.now_ms = start + offset;
+        assert!(
+            reduces_of(ranking(&env.offer(r, 1), "root.nas")).is_empty(),
+            "held off rack {r} at +{offset} ms"
+        );
+    }
+    // The rack holding most of its output takes it at once, under its ReduceNum.
+    let home = env.offer(2, 1);
+    assert_eq!(reduces_of(ranking(&home, "root.nas")), ["one:10:any"]);
+    assert_eq!(
+        reasons(&home, "root.nas"),
+        ["nas:ca-rts:heavy-under-reduce-num"]
+    );
+    // Past the wait (counted from the first hold), any rack: rack 3, without output, as a
+    // reached ReduceNum in CA-RTS's ranking.
+    env.now_ms = start + 5_000;
+    let relaxed = env.offer(3, 1);
+    assert_eq!(reduces_of(ranking(&relaxed, "root.nas")), ["one:10:any"]);
+    assert_eq!(
+        reasons(&relaxed, "root.nas"),
+        ["nas:ca-rts:heavy-reached-reduce-num"]
+    );
+
+    // A reduce start restarts the wait: two reduces, output 4 : 1 on racks 2 and 1, so
+    // ReduceNum is 2 on rack 2 (1.6 and its larger remainder) and 0 on rack 1.
+    env.submit("two", "root.nas", 2, &[]);
+    for (r, n) in [(2, 1), (2, 1), (2, 2), (2, 2), (1, 2)] {
+        finished_map(&mut env, "two", r, n);
+    }
+    env.asks("two", &[(REDUCE, 2, &[])]);
+    predicted(&mut env, "two", 5, 50.0, 50.0);
+    let held_at = env.now_ms;
+    assert!(!ranking(&env.offer(1, 2), "root.nas").contains(&"two:10:any".to_string()));
+    env.now_ms = held_at + 5_000;
+    assert!(ranking(&env.offer(1, 2), "root.nas").contains(&"two:10:any".to_string()));
+    env.run("two", REDUCE, 1, 2, Locality::OffSwitch);
+    env.asks("two", &[(REDUCE, 1, &[])]);
+    assert!(!ranking(&env.offer(1, 2), "root.nas").contains(&"two:10:any".to_string()));
+    assert!(ranking(&env.offer(2, 2), "root.nas").contains(&"two:10:any".to_string()));
+}
+
+#[test]
+fn nas_does_not_hold_a_reduce_off_a_rack_with_half_the_output_of_the_busiest() {
+    let mut env = TestEnv::nas(3, 2, &FEED, &[("reduceRackWaitMs", "5000")]);
+    // One reduce, output 2 : 1 on racks 2 and 1: ReduceNum in whole reduces is 0 on rack 1,
+    // but a reduce there fetches little more across racks than one on rack 2, so it is
+    // placed; rack 3, with none of the output, is held.
+    env.submit("job", "root.nas", 1, &[]);
+    for (r, n) in [(2, 1), (2, 2), (1, 1)] {
+        finished_map(&mut env, "job", r, n);
+    }
+    env.asks("job", &[(REDUCE, 1, &[])]);
+    predicted(&mut env, "job", 3, 50.0, 50.0);
+    let half = env.offer(1, 1);
+    assert_eq!(reduces_of(ranking(&half, "root.nas")), ["job:10:any"]);
+    assert!(reduces_of(ranking(&env.offer(3, 1), "root.nas")).is_empty());
+}
+
+#[test]
+fn nas_reduce_rack_wait_zero_only_ranks_as_the_paper_does() {
+    // The default, reduceRackWaitMs 0: the reduce is ranked on a rack without its output.
+    let mut env = TestEnv::nas(2, 2, &FEED, &[]);
+    env.submit("job", "root.nas", 1, &[]);
+    finished_map(&mut env, "job", 2, 1);
+    env.asks("job", &[(REDUCE, 1, &[])]);
+    predicted(&mut env, "job", 1, 50.0, 150.0);
+    let response = env.offer(1, 1);
+    assert_eq!(reduces_of(ranking(&response, "root.nas")), ["job:10:any"]);
+    assert_eq!(
+        reasons(&response, "root.nas"),
+        ["nas:ca-rts:heavy-reached-reduce-num"]
+    );
+}
+
+#[test]
 fn nas_cr_rts_lets_only_light_reduces_onto_a_congested_rack_until_the_wait_then_any() {
+    // CR-RTS alone: without the hold on racks where a job reached its ReduceNum (the default).
     let mut env = TestEnv::nas(2, 2, &FEED, &[]);
     for (i, (app, maps, output)) in [
         ("heavy", 4, 50.0),  // 200 MiB
