@@ -122,14 +122,9 @@ impl Category {
     }
 
     /// The locality at which the ask `facts` describes falls in this category on this offer,
-    /// if it does. `prefers_here` says whether the job's SAMP racks hold the offered one
-    /// (`None`: no SAMP choice).
-    fn admits(
-        self,
-        facts: &AskFacts,
-        prefers_here: Option<bool>,
-        policy: &Params,
-    ) -> Option<Locality> {
+    /// if it does.
+    fn admits(self, facts: &AskFacts, policy: &Params) -> Option<Locality> {
+        let prefers_here = facts.prefers_here;
         let map = facts.kind == TaskKind::Map;
         let heavy_reduce = facts.kind == TaskKind::Reduce && facts.heavy;
         let admitted = match self {
@@ -167,9 +162,14 @@ impl Category {
 /// What the categories ask of one outstanding ask on this offer, worked out once per offer
 /// rather than again in every category that tests it: each split test is a search of the ask's
 /// host or rack table, and the SARP quota a walk of the job's shares.
-struct AskFacts {
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct AskFacts {
     /// The candidate's position among the queue's candidates.
     position: usize,
+    /// Whether the job's SAMP racks hold the offered one (`None`: no SAMP choice).
+    prefers_here: Option<bool>,
+    /// The job's `JobPlacement::off_racks` now.
+    off_racks: Option<Locality>,
     priority: crate::protocol::Priority,
     kind: TaskKind,
     /// A map ask with a pending split on the offered node / rack.
@@ -192,6 +192,7 @@ impl AskFacts {
         ask: &Ask,
         policy: &Params,
         offer: &Offer,
+        (prefers_here, off_racks): (Option<bool>, Option<Locality>),
     ) -> AskFacts {
         let app = candidate.app;
         let kind = TaskKind::of_mapreduce_priority(ask.priority);
@@ -225,6 +226,8 @@ impl AskFacts {
         });
         AskFacts {
             position,
+            prefers_here,
+            off_racks,
             priority: ask.priority,
             kind,
             node_split: map && ask.hosts.get(offer.host).is_some_and(|n| *n > 0),
@@ -241,12 +244,14 @@ impl AskFacts {
 /// first), so each starvation window's jobs are one run of them, earlier windows first.
 /// `levels` are the jobs' map-locality levels (`MapWait`): a map placement the job's level
 /// does not reach yet is left out, so the job waits for a better one, for a bounded time.
+/// `facts` is a buffer kept across offers (what it holds on entry is cleared, not read).
 pub(super) fn rank(
     candidates: &[Candidate],
     placements: &[Option<&JobPlacement>],
     levels: &[u8],
     policy: &Params,
     offer: &Offer,
+    facts: &mut Vec<AskFacts>,
     entries: &mut Vec<PlanEntry>,
 ) -> bool {
     let saturated = offer.rack_saturated;
@@ -255,46 +260,38 @@ pub(super) fn rank(
         0 => 0,
         width => c.app.submit_ms / width,
     };
-    // Whether each job prefers the offered rack: one set lookup per job, not one per entry.
-    let prefers_here: Vec<Option<bool>> = placements
-        .iter()
-        .map(|placement| placement.and_then(|p| p.prefers(offer.rack)))
-        .collect();
-    // How far off its SAMP racks each job's maps may go at level 1, with its ratio as of now.
-    let off_racks: Vec<Option<Locality>> = placements
-        .iter()
-        .zip(candidates)
-        .map(|(placement, candidate)| {
-            placement.and_then(|p| p.off_racks(candidate.app.job.estimate.ratio, policy))
-        })
-        .collect();
     let mut preferred = false;
-    let mut facts = Vec::new();
     let mut window_start = 0;
     for in_window in candidates.chunk_by(|a, b| window(a) == window(b)) {
         facts.clear();
         for (position, candidate) in (window_start..).zip(in_window) {
+            let placement = placements[position];
+            // Whether the job prefers the offered rack, and how far off its SAMP racks its
+            // maps may go at level 1 with its ratio as of now: once per job, not per entry.
+            let prefers_here = placement.and_then(|p| p.prefers(offer.rack));
+            let off_racks =
+                placement.and_then(|p| p.off_racks(candidate.app.job.estimate.ratio, policy));
             for ask in candidate.app.asks.values() {
                 facts.push(AskFacts::of(
                     position,
                     candidate,
-                    placements[position],
+                    placement,
                     ask,
                     policy,
                     offer,
+                    (prefers_here, off_racks),
                 ));
             }
         }
         for category in order {
-            for ask in &mut facts {
+            for ask in facts.iter_mut() {
                 let position = ask.position;
-                let Some(locality) = category.admits(ask, prefers_here[position], policy) else {
+                let Some(locality) = category.admits(ask, policy) else {
                     continue;
                 };
                 // A map the job's locality wait does not reach yet is left out.
                 if ask.kind == TaskKind::Map
-                    && MapWait::needed(locality, prefers_here[position], off_racks[position])
-                        > levels[position]
+                    && MapWait::needed(locality, ask.prefers_here, ask.off_racks) > levels[position]
                 {
                     continue;
                 }
