@@ -285,6 +285,8 @@ pub struct ShuffleWatcher {
     /// A queue is skipped only while it has nothing preferred to run here, for at most its
     /// `relaxedIntervalMs`.
     relaxed_skips: BTreeMap<String, u64>,
+    /// NASS's per-ask buffer, kept (empty) across offers so that an offer allocates none.
+    ask_facts: Vec<nass::AskFacts>,
 }
 
 impl ShuffleWatcher {
@@ -531,6 +533,7 @@ impl Policy for ShuffleWatcher {
                 }
             }
         }
+        let mut ask_facts = std::mem::take(&mut self.ask_facts);
         let placements: Vec<Option<&JobPlacement>> = turn
             .candidates
             .iter()
@@ -559,8 +562,11 @@ impl Policy for ShuffleWatcher {
             &levels,
             params,
             turn.offer,
+            &mut ask_facts,
             entries,
         );
+        ask_facts.clear();
+        self.ask_facts = ask_facts;
         if params.relaxed_fairness && !turn.starved {
             self.relax(turn.queue, preferred, params, turn.offer.now_ms, entries);
         }

@@ -23,7 +23,6 @@ use super::{JobPlacement, MapWait, Params};
 use crate::mapreduce::TaskKind;
 use crate::policy::{Candidate, Offer};
 use crate::protocol::{Ask, Locality, PlanEntry};
-use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Category {
@@ -122,24 +121,84 @@ impl Category {
         }
     }
 
-    /// The locality at which `ask` falls in this category on this offer, if it does.
-    /// `prefers_here` says whether the job's SAMP racks hold the offered one (`None`: no SAMP
-    /// choice).
-    fn admits(
-        self,
+    /// The locality at which the ask `facts` describes falls in this category on this offer,
+    /// if it does.
+    fn admits(self, facts: &AskFacts, policy: &Params) -> Option<Locality> {
+        let prefers_here = facts.prefers_here;
+        let map = facts.kind == TaskKind::Map;
+        let heavy_reduce = facts.kind == TaskKind::Reduce && facts.heavy;
+        let admitted = match self {
+            Category::PreferredRackNodeMaps => {
+                map && prefers_here == Some(true) && facts.node_split
+            }
+            Category::PreferredRackRackMaps => {
+                map && prefers_here == Some(true) && facts.rack_split
+            }
+            Category::PreferredRackAnyMaps => map && prefers_here == Some(true),
+            Category::NodeLocalMaps => map && facts.node_split,
+            Category::RackLocalMaps => map && facts.rack_split,
+            Category::AnyMaps => map,
+            Category::LightReduces => facts.kind == TaskKind::Reduce && !facts.heavy,
+            Category::HeavyReducesUnderQuota => {
+                heavy_reduce && facts.quota == Some(QuotaState::Under)
+            }
+            Category::OtherHeavyReduces => {
+                heavy_reduce
+                    && match facts.quota {
+                        Some(QuotaState::NoQuota) => true,
+                        Some(QuotaState::Under) | None => false,
+                        Some(QuotaState::Used) => !policy.strict_reduce_quotas,
+                    }
+            }
+        };
+        admitted.then_some(match self {
+            Category::PreferredRackNodeMaps | Category::NodeLocalMaps => Locality::NodeLocal,
+            Category::PreferredRackRackMaps | Category::RackLocalMaps => Locality::RackLocal,
+            _ => Locality::OffSwitch,
+        })
+    }
+}
+
+/// What the categories ask of one outstanding ask on this offer, worked out once per offer
+/// rather than again in every category that tests it: each split test is a search of the ask's
+/// host or rack table, and the SARP quota a walk of the job's shares.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct AskFacts {
+    /// The candidate's position among the queue's candidates.
+    position: usize,
+    /// Whether the job's SAMP racks hold the offered one (`None`: no SAMP choice).
+    prefers_here: Option<bool>,
+    /// The job's `JobPlacement::off_racks` now.
+    off_racks: Option<Locality>,
+    priority: crate::protocol::Priority,
+    kind: TaskKind,
+    /// A map ask with a pending split on the offered node / rack.
+    node_split: bool,
+    rack_split: bool,
+    /// The job is shuffle-heavy (its estimated ratio above `shuffleHeavyRatio`).
+    heavy: bool,
+    /// A shuffle-heavy reduce's SARP quota on the offered rack; `None` for any other ask.
+    quota: Option<QuotaState>,
+    /// The localities already emitted for this ask (bits by `Locality as u8`): an entry
+    /// repeated in a later category could never be chosen, the first satisfiable one wins.
+    emitted: u8,
+}
+
+impl AskFacts {
+    fn of(
+        position: usize,
         candidate: &Candidate,
         placement: Option<&JobPlacement>,
-        prefers_here: Option<bool>,
         ask: &Ask,
         policy: &Params,
         offer: &Offer,
-    ) -> Option<Locality> {
+        (prefers_here, off_racks): (Option<bool>, Option<Locality>),
+    ) -> AskFacts {
         let app = candidate.app;
         let kind = TaskKind::of_mapreduce_priority(ask.priority);
+        let map = kind == TaskKind::Map;
         let heavy = app.job.estimate.ratio > policy.shuffle_heavy_ratio;
-        let node_split = || ask.hosts.get(offer.host).is_some_and(|n| *n > 0);
-        let rack_split = || ask.racks.get(offer.rack).is_some_and(|n| *n > 0);
-        let quota = || {
+        let quota = (kind == TaskKind::Reduce && heavy).then(|| {
             let pending_reduces = app.pending(TaskKind::Reduce);
             let measured_now = policy.measured_reduce_shares
                 && sarp::trusts_measured_output(
@@ -164,37 +223,19 @@ impl Category {
                     pending_reduces,
                 )
             }
-        };
-        let admitted = match self {
-            Category::PreferredRackNodeMaps => {
-                kind == TaskKind::Map && prefers_here == Some(true) && node_split()
-            }
-            Category::PreferredRackRackMaps => {
-                kind == TaskKind::Map && prefers_here == Some(true) && rack_split()
-            }
-            Category::PreferredRackAnyMaps => kind == TaskKind::Map && prefers_here == Some(true),
-            Category::NodeLocalMaps => kind == TaskKind::Map && node_split(),
-            Category::RackLocalMaps => kind == TaskKind::Map && rack_split(),
-            Category::AnyMaps => kind == TaskKind::Map,
-            Category::LightReduces => kind == TaskKind::Reduce && !heavy,
-            Category::HeavyReducesUnderQuota => {
-                kind == TaskKind::Reduce && heavy && quota() == QuotaState::Under
-            }
-            Category::OtherHeavyReduces => {
-                kind == TaskKind::Reduce
-                    && heavy
-                    && match quota() {
-                        QuotaState::NoQuota => true,
-                        QuotaState::Under => false,
-                        QuotaState::Used => !policy.strict_reduce_quotas,
-                    }
-            }
-        };
-        admitted.then_some(match self {
-            Category::PreferredRackNodeMaps | Category::NodeLocalMaps => Locality::NodeLocal,
-            Category::PreferredRackRackMaps | Category::RackLocalMaps => Locality::RackLocal,
-            _ => Locality::OffSwitch,
-        })
+        });
+        AskFacts {
+            position,
+            prefers_here,
+            off_racks,
+            priority: ask.priority,
+            kind,
+            node_split: map && ask.hosts.get(offer.host).is_some_and(|n| *n > 0),
+            rack_split: map && ask.racks.get(offer.rack).is_some_and(|n| *n > 0),
+            heavy,
+            quota,
+            emitted: 0,
+        }
     }
 }
 
@@ -203,12 +244,14 @@ impl Category {
 /// first), so each starvation window's jobs are one run of them, earlier windows first.
 /// `levels` are the jobs' map-locality levels (`MapWait`): a map placement the job's level
 /// does not reach yet is left out, so the job waits for a better one, for a bounded time.
+/// `facts` is a buffer kept across offers (what it holds on entry is cleared, not read).
 pub(super) fn rank(
     candidates: &[Candidate],
     placements: &[Option<&JobPlacement>],
     levels: &[u8],
     policy: &Params,
     offer: &Offer,
+    facts: &mut Vec<AskFacts>,
     entries: &mut Vec<PlanEntry>,
 ) -> bool {
     let saturated = offer.rack_saturated;
@@ -217,58 +260,53 @@ pub(super) fn rank(
         0 => 0,
         width => c.app.submit_ms / width,
     };
-    // Whether each job prefers the offered rack: one set lookup per job, not one per entry.
-    let prefers_here: Vec<Option<bool>> = placements
-        .iter()
-        .map(|placement| placement.and_then(|p| p.prefers(offer.rack)))
-        .collect();
-    // How far off its SAMP racks each job's maps may go at level 1, with its ratio as of now.
-    let off_racks: Vec<Option<Locality>> = placements
-        .iter()
-        .zip(candidates)
-        .map(|(placement, candidate)| {
-            placement.and_then(|p| p.off_racks(candidate.app.job.estimate.ratio, policy))
-        })
-        .collect();
     let mut preferred = false;
-    // An entry repeated in a later category could never be chosen: the first satisfiable one
-    // wins. Emit each (app, priority, locality) once; the app is known by its position among
-    // the candidates (each is a distinct app), so the set compares integers, not app ids.
-    let mut emitted = BTreeSet::new();
     let mut window_start = 0;
     for in_window in candidates.chunk_by(|a, b| window(a) == window(b)) {
+        facts.clear();
+        for (position, candidate) in (window_start..).zip(in_window) {
+            let placement = placements[position];
+            // Whether the job prefers the offered rack, and how far off its SAMP racks its
+            // maps may go at level 1 with its ratio as of now: once per job, not per entry.
+            let prefers_here = placement.and_then(|p| p.prefers(offer.rack));
+            let off_racks =
+                placement.and_then(|p| p.off_racks(candidate.app.job.estimate.ratio, policy));
+            for ask in candidate.app.asks.values() {
+                facts.push(AskFacts::of(
+                    position,
+                    candidate,
+                    placement,
+                    ask,
+                    policy,
+                    offer,
+                    (prefers_here, off_racks),
+                ));
+            }
+        }
         for category in order {
-            for (position, candidate) in (window_start..).zip(in_window) {
-                let placement = placements[position];
-                for ask in candidate.app.asks.values() {
-                    let Some(locality) = category.admits(
-                        candidate,
-                        placement,
-                        prefers_here[position],
-                        ask,
-                        policy,
-                        offer,
-                    ) else {
-                        continue;
-                    };
-                    // A map the job's locality wait does not reach yet is left out.
-                    if TaskKind::of_mapreduce_priority(ask.priority) == TaskKind::Map
-                        && MapWait::needed(locality, prefers_here[position], off_racks[position])
-                            > levels[position]
-                    {
-                        continue;
-                    }
-                    if !emitted.insert((position, ask.priority, locality)) {
-                        continue;
-                    }
-                    preferred |= category.is_preferred(saturated);
-                    entries.push(PlanEntry {
-                        app: candidate.id.clone(),
-                        priority: ask.priority,
-                        locality,
-                        reason: category.reason(saturated).into(),
-                    });
+            for ask in facts.iter_mut() {
+                let position = ask.position;
+                let Some(locality) = category.admits(ask, policy) else {
+                    continue;
+                };
+                // A map the job's locality wait does not reach yet is left out.
+                if ask.kind == TaskKind::Map
+                    && MapWait::needed(locality, ask.prefers_here, ask.off_racks) > levels[position]
+                {
+                    continue;
                 }
+                let bit = 1 << locality as u8;
+                if ask.emitted & bit != 0 {
+                    continue;
+                }
+                ask.emitted |= bit;
+                preferred |= category.is_preferred(saturated);
+                entries.push(PlanEntry {
+                    app: candidates[position].id.clone(),
+                    priority: ask.priority,
+                    locality,
+                    reason: category.reason(saturated).into(),
+                });
             }
         }
         window_start += in_window.len();
