@@ -443,3 +443,62 @@ fn nass_ranks_locality_before_rack_preference() {
         ]
     );
 }
+
+/// `sampRecheck`: a job nothing is known about is placed by SAMP at the prior ratio 1.0, at
+/// which one rack holding a third of its splits is its cheapest set (8 remote reads against
+/// 11.3 and 11.6 maps' worth of bytes for two and three racks). Once its counters measure 0.1,
+/// every rack is the cheapest set (4.4 against 8): the job drops its preference and its maps
+/// wait for locality as a job without one (rack-local anywhere after `localityWaitMs`), where
+/// with its first choice it would keep waiting for its rack. At a measured 2.0 one rack still
+/// pays, and the preference stands.
+#[test]
+fn samp_weighs_its_choice_again_with_the_ratio_the_counters_measure() {
+    for (recheck, measured_output, preferred_after, rack_local_elsewhere) in [
+        ("true", GIB / 10, vec![], vec!["job:20:rack"]),
+        ("true", 2 * GIB, vec!["/r1"], vec![]),
+        ("false", GIB / 10, vec!["/r1"], vec![]),
+    ] {
+        let mut env = TestEnv::with_queue(
+            3,
+            2,
+            &[],
+            &[
+                ("localityWaitMs", "3000"),
+                ("rackWaitMs", "30000"),
+                ("offRackMaps", "node-local"),
+                ("sampRecheck", recheck),
+            ],
+        );
+        env.submit("job", "root.sw", 1, &[]);
+        // 12 maps, 4 on each rack's first node.
+        env.pending.push(Event::AsksChanged {
+            app: AppId("job".into()),
+            rows: vec![Ask {
+                priority: Priority(MAP),
+                any: 12,
+                resources: Resources {
+                    memory_mb: CONTAINER_MB,
+                    vcores: 1,
+                },
+                hosts: (1..=3).map(|r| (host(r, 1).into(), 4)).collect(),
+                racks: (1..=3).map(|r| (rack(r), 4)).collect(),
+            }],
+        });
+        env.offer(1, 1);
+        let case = format!("sampRecheck={recheck}, measured output {measured_output} B");
+        assert_eq!(preferred(&env, "job"), ["/r1"], "{case}: at the prior");
+        env.now_ms += 3_000;
+        assert!(
+            ranking(&env.offer(3, 2), "root.sw").is_empty(),
+            "{case}: at the prior the job waits for its rack"
+        );
+        env.stats("job", 12, 1, 1, GIB, measured_output);
+        env.offer(1, 1);
+        assert_eq!(preferred(&env, "job"), preferred_after, "{case}");
+        assert_eq!(
+            ranking(&env.offer(3, 2), "root.sw"),
+            rack_local_elsewhere,
+            "{case}: r3n2 is on a rack holding 4 splits"
+        );
+    }
+}
