@@ -103,7 +103,20 @@ pub(super) struct Split<'a, K> {
     pub(super) moved: Option<&'a mut Vec<(K, i32)>>,
 }
 
-impl<K: Ord + Clone> Split<'_, K> {
+impl<'a, K: Ord + Clone> Split<'a, K> {
+    /// `counts` with its changes recorded in `moved` while the core holds the table
+    /// (`tracked`), not recorded otherwise.
+    pub(super) fn new(
+        counts: &'a mut BTreeMap<K, u32>,
+        moved: &'a mut Vec<(K, i32)>,
+        tracked: bool,
+    ) -> Self {
+        Split {
+            counts,
+            moved: tracked.then_some(moved),
+        }
+    }
+
     /// Takes one split off `name`'s count, dropping the name at zero as the shim's tables list
     /// only counts above zero.
     pub(super) fn take(&mut self, name: &K) {

@@ -460,14 +460,8 @@ impl Sim<'_> {
         let replicas = task.replicas;
         let copies = self.cluster.replication as usize;
         let tracked = job.core_holds_map_row;
-        let mut hosts = Split {
-            counts: &mut job.ask_hosts,
-            moved: tracked.then_some(&mut job.hosts_moved),
-        };
-        let mut ask_racks = Split {
-            counts: &mut job.ask_racks,
-            moved: tracked.then_some(&mut job.racks_moved),
-        };
+        let mut hosts = Split::new(&mut job.ask_hosts, &mut job.hosts_moved, tracked);
+        let mut ask_racks = Split::new(&mut job.ask_racks, &mut job.racks_moved, tracked);
         let mut racks_seen = [u32::MAX; 3];
         for (i, &replica) in replicas.iter().take(copies).enumerate() {
             if let Some(c) = job.host_count.get_mut(&replica) {
@@ -570,14 +564,8 @@ impl Sim<'_> {
         let job = &mut self.jobs[j as usize];
         let replicas = job.maps[m as usize].replicas;
         let tracked = job.core_holds_map_row;
-        let mut hosts = Split {
-            counts: &mut job.ask_hosts,
-            moved: tracked.then_some(&mut job.hosts_moved),
-        };
-        let mut ask_racks = Split {
-            counts: &mut job.ask_racks,
-            moved: tracked.then_some(&mut job.racks_moved),
-        };
+        let mut hosts = Split::new(&mut job.ask_hosts, &mut job.hosts_moved, tracked);
+        let mut ask_racks = Split::new(&mut job.ask_racks, &mut job.racks_moved, tracked);
         let mut racks_seen = [u32::MAX; 3];
         for (i, &replica) in replicas.iter().take(copies).enumerate() {
             job.by_host.entry(replica).or_default().push(m);
