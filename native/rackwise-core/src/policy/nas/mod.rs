@@ -128,8 +128,9 @@ const QUEUE_PARAMS: &[Param] = &[
         0.0,
         (0.0, false),
         3_600_000.0,
-        "how long a job's reduces are kept off racks where it reached its ReduceNum, counted \
-         from its last reduce start; 0 = never (CA-RTS only ranks)",
+        "how long a job's reduces are kept off racks where it reached its ReduceNum and that \
+         hold under half the output of its busiest rack, counted from its last reduce start; \
+         0 = never (CA-RTS only ranks)",
     ),
 ];
 
