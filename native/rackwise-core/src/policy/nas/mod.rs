@@ -756,7 +756,7 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
     if turn.budget.congested {
         cr_rts(turn, nas, reduces, &mut reduce_skips, entries);
     } else {
-        ca_rts(nas, reduces, entries);
+        ca_rts(turn, nas, reduces, entries);
     }
     // A CR-RTS wait lasts while the user meets congested racks: an uncongested one ends it,
     // so each congestion episode costs the user at most one wait, not one per heavy reduce.
@@ -927,8 +927,6 @@ struct ReduceJob<'a> {
     ask: &'a Ask,
     class: Class,
     shuffle_bytes: f64,
-    /// Whether the job has as many reduces on the offered rack as its ReduceNum there.
-    reached: bool,
 }
 
 impl ReduceJob<'_> {
@@ -944,7 +942,6 @@ impl ReduceJob<'_> {
 
 /// The user's reduce asks, by job arrival.
 fn reduce_jobs<'a>(turn: &'a UserTurn<'a>) -> Vec<ReduceJob<'a>> {
-    let racks = turn.state.rack_count().max(1) as f64;
     turn.candidates
         .iter()
         .flat_map(move |candidate| {
@@ -954,7 +951,6 @@ fn reduce_jobs<'a>(turn: &'a UserTurn<'a>) -> Vec<ReduceJob<'a>> {
                 ask,
                 class: classify(&prediction, turn.params),
                 shuffle_bytes: prediction.shuffle_bytes,
-                reached: reached_reduce_num(candidate.app, turn.offer.rack, racks),
             })
         })
         .collect()
@@ -1074,12 +1070,14 @@ fn cr_rts(
 }
 
 /// Algorithm 3 for one user, on an uncongested rack.
-fn ca_rts(nas: &Nas, jobs: Vec<ReduceJob>, out: &mut Vec<PlanEntry>) {
+fn ca_rts(turn: &UserTurn, nas: &Nas, jobs: Vec<ReduceJob>, out: &mut Vec<PlanEntry>) {
+    let racks = turn.state.rack_count().max(1) as f64;
     let mut ranked: Vec<(usize, bool, bool, ReduceJob)> = jobs
         .into_iter()
         .map(|job| {
             let (id, app) = (job.candidate.id, job.candidate.app);
-            let category = match (job.reached, job.class) {
+            let reached = reached_reduce_num(app, turn.offer.rack, racks);
+            let category = match (reached, job.class) {
                 (false, Class::Heavy) => 0,
                 (false, Class::Medium) => 1,
                 (false, Class::Light) => 2,
