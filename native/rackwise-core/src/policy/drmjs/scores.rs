@@ -70,11 +70,12 @@ impl NodeScore {
     }
 }
 
-/// A task latency as kept: the job it belongs to (to normalise by that job's mean) and how long
+/// A task latency as kept: the slot of the job it belongs to in [`Latencies::jobs`] (to
+/// normalise by that job's mean; a slot is not reused while a sample refers to it) and how long
 /// it ran.
 #[derive(Debug, Clone, PartialEq)]
 struct Sample {
-    app: AppId,
+    job: usize,
     latency_ms: f64,
 }
 
@@ -86,8 +87,9 @@ struct Totals {
 }
 
 /// A job's latency totals per kind, kept while the job runs or a kept sample refers to it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 struct JobLatencies {
+    app: AppId,
     totals: [Totals; 2],
     /// Kept samples (any node, any kind) of this job.
     samples: usize,
@@ -102,13 +104,21 @@ impl Totals {
 }
 
 /// Recent map and reduce latencies per node, and every job's mean latency per kind.
-#[derive(Debug, Clone, Default, PartialEq)]
+///
+/// A board reads every node's last `z` samples and each sample's job mean on every refresh
+/// (after any task completion, so nearly every offer on a busy cluster): samples name their
+/// job by slot, so that read is an index, not a search of the jobs by id.
+#[derive(Debug, Clone, Default)]
 pub struct Latencies {
     /// The last `MAX_INFLUENCE_TASKS` maps (index 0) and reduces (index 1) per node, oldest
     /// first.
     recent: BTreeMap<NodeId, [VecDeque<Sample>; 2]>,
-    /// Per job, its maps' and reduces' latency totals (every finished task, on any node).
-    jobs: BTreeMap<AppId, JobLatencies>,
+    /// Per job, its maps' and reduces' latency totals (every finished task, on any node), at
+    /// the slot `slots` gives it; `None` for a free slot.
+    jobs: Vec<Option<JobLatencies>>,
+    slots: BTreeMap<AppId, usize>,
+    /// Free slots of `jobs`, reused before it grows.
+    free: Vec<usize>,
 }
 
 /// Index of a kind in the per-kind arrays (reruns of maps count as maps).
@@ -127,78 +137,118 @@ impl Latencies {
             return;
         };
         let latency_ms = latency_ms as f64;
-        let job = self.jobs.entry(app.clone()).or_default();
-        job.totals[slot].sum_ms += latency_ms;
-        job.totals[slot].count += 1;
-        job.samples += 1;
+        let job_slot = self.job_slot(app);
+        if let Some(job) = self.jobs[job_slot].as_mut() {
+            job.totals[slot].sum_ms += latency_ms;
+            job.totals[slot].count += 1;
+            job.samples += 1;
+        }
         let recent = &mut self.recent.entry(node.clone()).or_default()[slot];
         let evicted = (recent.len() == MAX_INFLUENCE_TASKS)
             .then(|| recent.pop_front())
             .flatten();
         recent.push_back(Sample {
-            app: app.clone(),
+            job: job_slot,
             latency_ms,
         });
         if let Some(evicted) = evicted {
-            self.release(&evicted.app);
+            self.release(evicted.job);
         }
+    }
+
+    /// The slot of `app`'s totals, given one if it has none.
+    fn job_slot(&mut self, app: &AppId) -> usize {
+        if let Some(&job_slot) = self.slots.get(app) {
+            return job_slot;
+        }
+        let job = Some(JobLatencies {
+            app: app.clone(),
+            totals: [Totals::default(); 2],
+            samples: 0,
+            gone: false,
+        });
+        let job_slot = match self.free.pop() {
+            Some(free) => {
+                self.jobs[free] = job;
+                free
+            }
+            None => {
+                self.jobs.push(job);
+                self.jobs.len() - 1
+            }
+        };
+        self.slots.insert(app.clone(), job_slot);
+        job_slot
     }
 
     /// Forgets a node that left the cluster.
     pub fn forget_node(&mut self, node: &NodeId) {
         for sample in self.recent.remove(node).into_iter().flatten().flatten() {
-            self.release(&sample.app);
+            self.release(sample.job);
         }
     }
 
     /// A job left the cluster: its totals stay while its samples do.
     pub fn forget_job(&mut self, app: &AppId) {
-        if let Some(job) = self.jobs.get_mut(app) {
-            job.gone = true;
-            if job.samples == 0 {
-                self.jobs.remove(app);
+        if let Some(&job_slot) = self.slots.get(app) {
+            if let Some(job) = self.jobs[job_slot].as_mut() {
+                job.gone = true;
             }
+            self.drop_if_done(job_slot);
         }
     }
 
-    /// One kept sample of `app` is dropped; a gone job's totals go with its last one.
-    fn release(&mut self, app: &AppId) {
-        if let Some(job) = self.jobs.get_mut(app) {
+    /// One kept sample of the job at `job_slot` is dropped.
+    fn release(&mut self, job_slot: usize) {
+        if let Some(job) = self.jobs[job_slot].as_mut() {
             job.samples -= 1;
-            if job.gone && job.samples == 0 {
-                self.jobs.remove(app);
-            }
+        }
+        self.drop_if_done(job_slot);
+    }
+
+    /// A gone job's totals go with its last kept sample, and its slot is free again.
+    fn drop_if_done(&mut self, job_slot: usize) {
+        if let Some(job) = self.jobs[job_slot].take_if(|job| job.gone && job.samples == 0) {
+            self.slots.remove(&job.app);
+            self.free.push(job_slot);
         }
     }
 
     /// How many jobs' totals are kept (running jobs, and gone ones with kept samples).
     pub fn jobs_kept(&self) -> usize {
-        self.jobs.len()
+        self.slots.len()
     }
 
-    /// The mean normalised latency (`latency / job mean`) of the last `z` tasks of `kind` on
-    /// `node`; `None` without any.
-    fn mean_normalised(&self, node: &NodeId, slot: usize, z: usize) -> Option<f64> {
-        let recent = &self.recent.get(node)?[slot];
-        let normalised: Vec<f64> = recent
+    /// The mean normalised latency (`latency / job mean`) of the last `z` tasks of one kind
+    /// (`slot`) in `recent`; `None` without any.
+    fn mean_normalised(&self, recent: &VecDeque<Sample>, slot: usize, z: usize) -> Option<f64> {
+        let (sum, count) = recent
             .iter()
             .rev()
             .take(z)
             .filter_map(|sample| {
-                let mean = self.jobs.get(&sample.app)?.totals[slot].mean()?;
-                Some(sample.latency_ms / mean)
+                let job = self.jobs[sample.job].as_ref()?;
+                Some(sample.latency_ms / job.totals[slot].mean()?)
             })
-            .collect();
-        (!normalised.is_empty()).then(|| normalised.iter().sum::<f64>() / normalised.len() as f64)
+            .fold((0.0, 0usize), |(sum, count), normalised| {
+                (sum + normalised, count + 1)
+            });
+        (count > 0).then(|| sum / count as f64)
     }
 
-    /// `map_inf` (slot 0) or `reduce_inf` (slot 1) of every node in `nodes`: the lowest mean
-    /// normalised latency among nodes with samples over the node's own (the fastest node 1); a
-    /// node without samples counts as 1 so that new nodes get tried.
+    /// `map_inf` (slot 0) or `reduce_inf` (slot 1) of every node in `nodes` (in id order): the
+    /// lowest mean normalised latency among nodes with samples over the node's own (the fastest
+    /// node 1); a node without samples counts as 1 so that new nodes get tried.
     fn influence(&self, nodes: &[&NodeId], slot: usize, z: usize) -> Vec<f64> {
+        // Both lists are in id order: one pass over each, not a search per node.
+        let mut recent = self.recent.iter().peekable();
         let means: Vec<Option<f64>> = nodes
             .iter()
-            .map(|node| self.mean_normalised(node, slot, z))
+            .map(|&node| {
+                while recent.next_if(|(id, _)| *id < node).is_some() {}
+                let kept = recent.next_if(|(id, _)| *id == node)?;
+                self.mean_normalised(&kept.1[slot], slot, z)
+            })
             .collect();
         let fastest = means
             .iter()
