@@ -366,6 +366,12 @@ impl Apps {
         self.slots_by_id.get(id).copied()
     }
 
+    /// A known app with its slot, from one search by id (policies want both on every event).
+    pub fn with_slot(&self, id: &AppId) -> Option<(usize, &App)> {
+        let slot = self.slot_of(id)?;
+        Some((slot, self.in_slot(slot)?))
+    }
+
     /// The apps in id order.
     pub fn iter(&self) -> impl Iterator<Item = (&AppId, &App)> {
         self.slots_by_id

@@ -534,7 +534,7 @@ impl Policy for ShuffleWatcher {
             Observation::AppRemoved { app } => self.forget(app),
             Observation::AsksChanged { app: id } => {
                 let state: &ClusterState = context.state;
-                let (Some(slot), Some(app)) = (state.apps.slot_of(id), state.apps.get(id)) else {
+                let Some((slot, app)) = state.apps.with_slot(id) else {
                     return;
                 };
                 if !app.is_mapreduce {
@@ -546,7 +546,7 @@ impl Policy for ShuffleWatcher {
             }
             Observation::JobStats { app: id } => {
                 let state: &ClusterState = context.state;
-                let (Some(slot), Some(app)) = (state.apps.slot_of(id), state.apps.get(id)) else {
+                let Some((slot, app)) = state.apps.with_slot(id) else {
                     return;
                 };
                 let recheck = context
@@ -565,9 +565,7 @@ impl Policy for ShuffleWatcher {
                 time_ms,
                 ..
             } => {
-                let (Some(slot), Some(state_app)) =
-                    (context.state.apps.slot_of(app), context.state.apps.get(app))
-                else {
+                let Some((slot, state_app)) = context.state.apps.with_slot(app) else {
                     return;
                 };
                 let Some(values) = context.steered(&state_app.queue) else {
