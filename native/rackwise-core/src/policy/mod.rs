@@ -339,7 +339,11 @@ impl Registry {
 
     /// Every policy's market intervals closed since the previous offer.
     pub(crate) fn closed_intervals(&mut self) -> Vec<MarketInterval> {
-        concatenated(self.policies.iter_mut().map(|policy| policy.closed_intervals()))
+        concatenated(
+            self.policies
+                .iter_mut()
+                .map(|policy| policy.closed_intervals()),
+        )
     }
 
     /// Every policy's per-node scores published since the previous offer.

@@ -660,11 +660,16 @@ fn rack_capacity(state: &ClusterState, maps: &crate::protocol::Ask) -> RackCapac
         let fit = containers_fitting(&node.capacity, asked);
         match &mut run {
             Some((rack, sum)) if *rack == &node.rack => *sum = sum.saturating_add(fit),
-            _ => run.replace((&node.rack, fit)).into_iter().for_each(&mut add_run),
+            _ => run
+                .replace((&node.rack, fit))
+                .into_iter()
+                .for_each(&mut add_run),
         }
     }
     run.into_iter().for_each(add_run);
-    let cluster = per_rack.values().fold(0u64, |all, &on_rack| all.saturating_add(on_rack)) as f64;
+    let cluster = per_rack
+        .values()
+        .fold(0u64, |all, &on_rack| all.saturating_add(on_rack)) as f64;
     let containers: BTreeMap<RackName, f64> = per_rack
         .into_iter()
         .map(|(rack, count)| (rack.clone(), count as f64))
