@@ -143,10 +143,14 @@ impl JobSources {
 /// The NetSat monitor: samples every rack's load at most once per `netsat.period-ms` and keeps
 /// a moving average per rack (weight `netsat.smoothing` for the newest sample), so one burst
 /// does not flip a rack's state and the model is not re-estimated on every offer.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct NetSat {
     last_sample_ms: Option<u64>,
     smoothed: BTreeMap<RackName, f64>,
+    /// The rack last read with its figure in `smoothed`, until the next sample: every offer
+    /// reads its node's rack, and offers come in heartbeat order, in which a rack's nodes
+    /// mostly follow one another, so most reads need no search of `smoothed` by name.
+    last_read: Option<(RackName, f64)>,
     /// Racks whose feed went stale, warned about once until fresh figures return.
     stale: BTreeSet<RackName>,
 }
@@ -166,11 +170,19 @@ impl NetSat {
         if due {
             self.sample(state, settings, now_ms);
         }
-        self.smoothed.get(rack).copied().unwrap_or(0.0)
+        if let Some((last, value)) = &self.last_read {
+            if last == rack {
+                return *value;
+            }
+        }
+        let value = self.smoothed.get(rack).copied().unwrap_or(0.0);
+        self.last_read = Some((rack.clone(), value));
+        value
     }
 
     fn sample(&mut self, state: &ClusterState, settings: &Settings, now_ms: u64) {
         self.last_sample_ms = Some(now_ms);
+        self.last_read = None;
         let mut model: Option<BTreeMap<RackName, RackTraffic>> = None;
         for rack in state.racks() {
             let measured = match settings.netsat.source {

@@ -10,6 +10,7 @@ use crate::protocol::{
     Resources, Utilization,
 };
 use crate::settings::Settings;
+use std::collections::btree_map::Entry;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -363,6 +364,12 @@ impl Apps {
     /// The slot of a known app.
     pub fn slot_of(&self, id: &AppId) -> Option<usize> {
         self.slots_by_id.get(id).copied()
+    }
+
+    /// A known app with its slot, from one search by id (policies want both on every event).
+    pub fn with_slot(&self, id: &AppId) -> Option<(usize, &App)> {
+        let slot = self.slot_of(id)?;
+        Some((slot, self.in_slot(slot)?))
     }
 
     /// The apps in id order.
@@ -1005,19 +1012,32 @@ impl ClusterState {
 /// leaves the table, as a whole row leaves out locations with no split. A change below zero
 /// means the caller's table is out of step with the core's: logged, and the entry dropped.
 fn move_count<K: Ord + std::fmt::Debug>(counts: &mut BTreeMap<K, u32>, key: K, by: i32) {
-    let moved = counts.get(&key).map_or(0, |&c| i64::from(c)) + i64::from(by);
+    // One search of the table per move (a map row's hosts and racks move with every
+    // allocation), not a look-up and then an insert or removal.
+    let entry = counts.entry(key);
+    let had = match &entry {
+        Entry::Occupied(present) => i64::from(*present.get()),
+        Entry::Vacant(_) => 0,
+    };
+    let moved = had + i64::from(by);
     if moved < 0 {
         log::warn!(
-            "ask move takes {} from {key:?}, which has {}: counts cannot go below 0 (the \
+            "ask move takes {} from {:?}, which has {had}: counts cannot go below 0 (the \
              caller's table is out of step with the core's); the entry is dropped",
             -by,
-            moved - i64::from(by)
+            entry.key(),
         );
     }
-    if moved > 0 {
-        counts.insert(key, u32::try_from(moved).unwrap_or(u32::MAX));
-    } else {
-        counts.remove(&key);
+    let count = u32::try_from(moved).unwrap_or(u32::MAX);
+    match entry {
+        Entry::Occupied(mut present) if moved > 0 => *present.get_mut() = count,
+        Entry::Occupied(present) => {
+            present.remove();
+        }
+        Entry::Vacant(absent) if moved > 0 => {
+            absent.insert(count);
+        }
+        Entry::Vacant(_) => {}
     }
 }
 

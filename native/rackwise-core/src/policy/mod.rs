@@ -339,19 +339,31 @@ impl Registry {
 
     /// Every policy's market intervals closed since the previous offer.
     pub(crate) fn closed_intervals(&mut self) -> Vec<MarketInterval> {
-        self.policies
-            .iter_mut()
-            .flat_map(|policy| policy.closed_intervals())
-            .collect()
+        concatenated(
+            self.policies
+                .iter_mut()
+                .map(|policy| policy.closed_intervals()),
+        )
     }
 
     /// Every policy's per-node scores published since the previous offer.
     pub(crate) fn node_scores(&mut self) -> Vec<NodeScoreReport> {
-        self.policies
-            .iter_mut()
-            .flat_map(|policy| policy.node_scores())
-            .collect()
+        concatenated(self.policies.iter_mut().map(|policy| policy.node_scores()))
     }
+}
+
+/// The policies' lists in policy order, as one. Asked on every offer, when nearly every list is
+/// empty: the first non-empty one is taken as it is, and only a second is copied.
+fn concatenated<T>(lists: impl Iterator<Item = Vec<T>>) -> Vec<T> {
+    let mut all = Vec::new();
+    for list in lists {
+        if all.is_empty() {
+            all = list;
+        } else {
+            all.extend(list);
+        }
+    }
+    all
 }
 
 /// How many containers of `container`'s size fit a node of `capacity` (by memory and vcores,

@@ -54,13 +54,12 @@ use crate::oracle::ReduceLaunch;
 use crate::rng::Rng;
 use crate::workload::JobSpec;
 use crate::workload::TaskProfile;
-use event_loop::{Ev, Hb};
+use event_loop::{Ev, Hb, Scheduled};
 use mr_am::AmState;
 use rackwise_core::mapreduce;
 use rackwise_core::protocol::{AppId, Event, Locality, NodeId, RackName, Resources};
 pub use rackwise_core::settings::CONGESTION_THRESHOLD;
 use rackwise_core::Engine;
-use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::sync::Arc;
 use std::time::Duration;
@@ -416,7 +415,7 @@ pub struct Sim<'a> {
     engine: Option<Engine>,
     now: u64,
     seq: u64,
-    heap: BinaryHeap<Reverse<(u64, u64, Ev)>>,
+    heap: BinaryHeap<Scheduled>,
     rng: Rng,
     nodes: Vec<NodeState>,
     node_ids: Vec<NodeId>,

@@ -534,7 +534,7 @@ impl Policy for ShuffleWatcher {
             Observation::AppRemoved { app } => self.forget(app),
             Observation::AsksChanged { app: id } => {
                 let state: &ClusterState = context.state;
-                let (Some(slot), Some(app)) = (state.apps.slot_of(id), state.apps.get(id)) else {
+                let Some((slot, app)) = state.apps.with_slot(id) else {
                     return;
                 };
                 if !app.is_mapreduce {
@@ -546,7 +546,7 @@ impl Policy for ShuffleWatcher {
             }
             Observation::JobStats { app: id } => {
                 let state: &ClusterState = context.state;
-                let (Some(slot), Some(app)) = (state.apps.slot_of(id), state.apps.get(id)) else {
+                let Some((slot, app)) = state.apps.with_slot(id) else {
                     return;
                 };
                 let recheck = context
@@ -565,9 +565,7 @@ impl Policy for ShuffleWatcher {
                 time_ms,
                 ..
             } => {
-                let (Some(slot), Some(state_app)) =
-                    (context.state.apps.slot_of(app), context.state.apps.get(app))
-                else {
+                let Some((slot, state_app)) = context.state.apps.with_slot(app) else {
                     return;
                 };
                 let Some(values) = context.steered(&state_app.queue) else {
@@ -649,12 +647,33 @@ impl Policy for ShuffleWatcher {
 /// containers the rack's nodes hold, and an even share of the cluster's among the known apps.
 fn rack_capacity(state: &ClusterState, maps: &crate::protocol::Ask) -> RackCapacity {
     let asked = &maps.resources;
-    let mut containers: BTreeMap<RackName, f64> = BTreeMap::new();
+    // Counted in integers, which f64 holds exactly up to 2^53 containers, so the order they
+    // are added in cannot change a sum. Nodes come in id order, in which a rack's nodes usually
+    // follow one another: a run of them is added up before its rack is searched for.
+    let mut per_rack: BTreeMap<&RackName, u64> = BTreeMap::new();
+    let mut add_run = |(rack, count)| {
+        let total = per_rack.entry(rack).or_insert(0);
+        *total = total.saturating_add(count);
+    };
+    let mut run: Option<(&RackName, u64)> = None;
     for node in state.nodes.values() {
         let fit = containers_fitting(&node.capacity, asked);
-        *containers.entry(node.rack.clone()).or_insert(0.0) += fit as f64;
+        match &mut run {
+            Some((rack, sum)) if *rack == &node.rack => *sum = sum.saturating_add(fit),
+            _ => run
+                .replace((&node.rack, fit))
+                .into_iter()
+                .for_each(&mut add_run),
+        }
     }
-    let cluster: f64 = containers.values().sum();
+    run.into_iter().for_each(add_run);
+    let cluster = per_rack
+        .values()
+        .fold(0u64, |all, &on_rack| all.saturating_add(on_rack)) as f64;
+    let containers: BTreeMap<RackName, f64> = per_rack
+        .into_iter()
+        .map(|(rack, count)| (rack.clone(), count as f64))
+        .collect();
     let apps = state.apps.values().count().max(1) as f64;
     RackCapacity {
         containers,

@@ -144,12 +144,16 @@ pub fn choose(
         let uncovered = total * holds.iter().map(|(_, c)| 1.0 - c / total).product::<f64>();
         let held = balance(total - uncovered, &holds);
         let remote_each = uncovered / size as f64;
-        let shares: BTreeMap<RackName, f64> = holds
+        // In rack name order, the order of the choice's map: the concentration is summed in
+        // it. The map itself is built only for a set that becomes the best so far (of up to
+        // twice the racks' sets tried per job).
+        let mut shares: Vec<(&RackName, f64)> = holds
             .iter()
             .zip(held)
-            .map(|((rack, _), maps_here)| ((*rack).clone(), (maps_here + remote_each) / total))
+            .map(|((rack, _), maps_here)| (*rack, (maps_here + remote_each) / total))
             .collect();
-        let concentration: f64 = shares.values().map(|f| f * f).sum();
+        shares.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let concentration: f64 = shares.iter().map(|(_, f)| f * f).sum();
         // Costs in units of one map's input: remote reads plus shuffle crossing racks.
         let cost = uncovered + ratio * total * (1.0 - concentration);
         if best
@@ -157,15 +161,19 @@ pub fn choose(
             .is_none_or(|(lowest, _)| cost < *lowest - 1e-9)
         {
             let every_rack = size == sorted.len();
+            let tentative_shares: BTreeMap<RackName, f64> = shares
+                .into_iter()
+                .map(|(rack, share)| (rack.clone(), share))
+                .collect();
             best = Some((
                 cost,
                 SampChoice {
                     preferred: if every_rack {
                         BTreeSet::new()
                     } else {
-                        shares.keys().cloned().collect()
+                        tentative_shares.keys().cloned().collect()
                     },
-                    tentative_shares: shares,
+                    tentative_shares,
                 },
             ));
         }
