@@ -1,7 +1,8 @@
 //! NAS (paper Algorithms 1–4): the TrafficThreshold on a worked example, each algorithm's
 //! category order as named scenarios, the map hold on a congested rack, the order between task
-//! kinds, switching a queue between `nas` and `shufflewatcher` on reload, and the paper's skip
-//! probability checked by a seeded Monte-Carlo run of MTS.
+//! kinds (within a job and between a user's jobs), switching a queue between `nas` and
+//! `shufflewatcher` on reload, and the paper's skip probability checked by a seeded Monte-Carlo
+//! run of MTS.
 
 mod common;
 
@@ -655,6 +656,60 @@ fn nas_keeps_mapreduce_order_between_kinds_rerun_maps_then_reduces_then_maps() {
     assert_eq!(
         ranking(&env.offer(1, 1), "root.nas"),
         ["j:5:any", "j:10:any", "j:20:any"]
+    );
+}
+
+/// With `kindOrder=apps` FairScheduler's app order decides between a user's jobs, as stock
+/// FairScheduler would choose the app: a job running no container gets its map placed before
+/// the reduce of a job running three, and once it runs more than that job the reduce goes
+/// first again. By default every reduce of the user goes first.
+#[test]
+fn nas_kind_order_apps_orders_a_users_reduces_and_maps_by_their_jobs_running_containers() {
+    let mut env = TestEnv::nas(
+        2,
+        1,
+        &[(TRAFFIC_THRESHOLD_MB, "1000")],
+        &[("maxWaitMs", "0"), ("kindOrder", "apps")],
+    );
+    env.submit("busy", "root.nas", 1, &[]);
+    for _ in 0..3 {
+        env.run("busy", REDUCE, 2, 1, Locality::OffSwitch);
+    }
+    env.asks("busy", &[(REDUCE, 2, &[])]);
+    env.submit("fresh", "root.nas", 2, &[]);
+    env.asks("fresh", &[(MAP, 5, &[(1, 1)])]);
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.nas"),
+        ["fresh:20:node", "busy:10:any"]
+    );
+    for _ in 0..4 {
+        env.run("fresh", MAP, 1, 1, Locality::NodeLocal);
+    }
+    env.asks("fresh", &[(MAP, 1, &[(1, 1)])]);
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.nas"),
+        ["busy:10:any", "fresh:20:node"]
+    );
+}
+
+#[test]
+fn nas_kind_order_priority_puts_every_reduce_of_a_user_before_its_maps() {
+    let mut env = TestEnv::nas(
+        2,
+        1,
+        &[(TRAFFIC_THRESHOLD_MB, "1000")],
+        &[("maxWaitMs", "0")],
+    );
+    env.submit("busy", "root.nas", 1, &[]);
+    for _ in 0..3 {
+        env.run("busy", REDUCE, 2, 1, Locality::OffSwitch);
+    }
+    env.asks("busy", &[(REDUCE, 2, &[])]);
+    env.submit("fresh", "root.nas", 2, &[]);
+    env.asks("fresh", &[(MAP, 5, &[(1, 1)])]);
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.nas"),
+        ["busy:10:any", "fresh:20:node"]
     );
 }
 

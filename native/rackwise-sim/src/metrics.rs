@@ -94,6 +94,10 @@ pub struct PolicyMetrics {
     /// work was pending (the simulator offers only then).
     pub offers: u64,
     pub offers_placing_nothing: u64,
+    /// Container-seconds left unused by the offers that placed nothing: each leaves its
+    /// node's free containers idle until the node's next heartbeat although work was pending,
+    /// the capacity a policy's holds (or delay's locality wait) cost.
+    pub idle_container_s_placing_nothing: f64,
     /// Vetoes the core's starvation guard lifted, summed over offers (one per app per offer,
     /// from the core's `Diagnostics::starved`); 0 for the baselines.
     pub guard_lifts: u64,
@@ -140,6 +144,7 @@ pub struct Collector {
     locality: [u64; 3],
     offers: u64,
     offers_placing_nothing: u64,
+    idle_container_ms_placing_nothing: u64,
     guard_lifts: u64,
     /// Per job with a SAMP choice: (map output bytes on its preferred racks, all of them).
     preferred_output: Vec<(f64, f64)>,
@@ -165,6 +170,7 @@ impl Collector {
             locality: [0; 3],
             offers: 0,
             offers_placing_nothing: 0,
+            idle_container_ms_placing_nothing: 0,
             guard_lifts: 0,
             preferred_output: Vec::new(),
             shuffle_bounds: CrossRackBounds::default(),
@@ -194,11 +200,13 @@ impl Collector {
         self.locality[i] += 1;
     }
 
-    /// One offer ended; `placed` containers were allocated on it.
-    pub fn offer_done(&mut self, placed: u64) {
+    /// One offer ended; `placed` containers were allocated on it, which had `free` free
+    /// containers that stay as they are until its next heartbeat, `heartbeat_ms` later.
+    pub fn offer_done(&mut self, placed: u64, free: u32, heartbeat_ms: u64) {
         self.offers += 1;
         if placed == 0 {
             self.offers_placing_nothing += 1;
+            self.idle_container_ms_placing_nothing += u64::from(free) * heartbeat_ms;
         }
     }
 
@@ -392,6 +400,9 @@ impl Collector {
             },
             offers: self.offers,
             offers_placing_nothing: self.offers_placing_nothing,
+            idle_container_s_placing_nothing: round3(
+                self.idle_container_ms_placing_nothing as f64 / 1000.0,
+            ),
             guard_lifts: self.guard_lifts,
             preferred_racks,
             cross_rack_shuffle_bounds: self.shuffle_bounds.rounded(),

@@ -191,6 +191,7 @@ impl Sim<'_> {
         self.counters.offers += 1;
         self.offer_seq += 1;
         let containers_before = self.counters.containers;
+        let free = self.nodes[node as usize].free;
         match self.policy {
             Policy::Fifo => self.offer_fifo(node),
             Policy::Fair | Policy::FairFifo | Policy::FairSplit { .. } | Policy::Capacity => {
@@ -202,8 +203,11 @@ impl Sim<'_> {
                 self.offer_fair(node, false, Some(plan));
             }
         }
-        self.collector
-            .offer_done(self.counters.containers - containers_before);
+        self.collector.offer_done(
+            self.counters.containers - containers_before,
+            free,
+            self.cluster.heartbeat_ms,
+        );
     }
 
     /// Hadoop's FifoScheduler: it has no `assignmultiple` or `maxAMShare`; every heartbeat
@@ -628,6 +632,21 @@ mod tests {
         sim.offer(other);
         assert_eq!(sim.jobs[0].pending_maps, 0, "the sixth offer places it");
         assert_eq!(sim.collector.finish(&specs).map_locality["rack_local"], 1.0);
+    }
+
+    /// Each offer that places nothing leaves its node's free containers idle for one heartbeat:
+    /// five held offers of a one-container node are 5 container-seconds, and the offer that
+    /// places adds none.
+    #[test]
+    fn offers_placing_nothing_count_their_free_containers_idle_for_a_heartbeat() {
+        let (cluster, specs) = (ten_nodes(), one_map_job());
+        let (mut sim, other) = map_asked(&cluster, &specs, 0);
+        for _ in 0..6 {
+            sim.offer(other);
+        }
+        let metrics = sim.collector.finish(&specs);
+        assert_eq!(metrics.offers_placing_nothing, 5);
+        assert_eq!(metrics.idle_container_s_placing_nothing, 5.0);
     }
 
     /// The AM's full node beats once a second without running as an event; each beat is a

@@ -49,9 +49,13 @@
 //!   the paper's fairness-ordered user list, and a skipped user's apps are vetoed for the offer
 //!   so FairScheduler moves on to the next queue.
 //! * A YARN container can take either kind of task, where the paper's slots had one kind. NAS
-//!   keeps MapReduce's own priority order between kinds (re-run maps 5, reduces 10, maps
-//!   19/20), so the ApplicationMaster's reduce ramp-up and reduce preemption stay in charge of
-//!   the map/reduce mix, and orders each kind as above.
+//!   orders each kind as above and keeps MapReduce's priority order between kinds (re-run maps
+//!   5, reduces 10, maps 19/20), so the ApplicationMaster's reduce ramp-up and reduce
+//!   preemption stay in charge of the map/reduce mix. With `kindOrder=apps` that order holds
+//!   only within a job; between a user's jobs FairScheduler's app order decides (fewer running
+//!   containers first), so a heavy job's reduces do not take the user's containers from its
+//!   light jobs' maps. It is off by default: at saturation it raised throughput on five of six
+//!   runs and lowered it on one (docs/simulator.md, "What NAS's holds cost").
 //! * The paper's CA-RTS only orders reduces; on a saturated cluster a user seldom has two
 //!   reduce jobs to order, so its one job's reduce took the first container offered, wherever
 //!   the output was (docs/simulator.md, "NAS's reduces on the racks of their output"). The
@@ -85,6 +89,7 @@ const SMALL_INPUT_MB: &str = "smallInputMb";
 const MAX_WAIT_MS: &str = "maxWaitMs";
 const MAX_SKIPS: &str = "maxSkips";
 const REDUCE_RACK_WAIT_MS: &str = "reduceRackWaitMs";
+const KIND_ORDER: &str = "kindOrder";
 
 /// The `<rackwise>` elements of a `nas` queue.
 const QUEUE_PARAMS: &[Param] = &[
@@ -131,6 +136,14 @@ const QUEUE_PARAMS: &[Param] = &[
         "how long a job's reduces are kept off racks where it reached its ReduceNum and that \
          hold under half the output of its busiest rack, counted from its last reduce start; \
          0 = never (CA-RTS only ranks)",
+    ),
+    Param::word(
+        KIND_ORDER,
+        "priority",
+        &["priority", "apps"],
+        "priority: a user's reduces go before its maps (MapReduce's priorities across all its \
+         jobs); apps: between jobs FairScheduler's app order decides (fewer running containers \
+         first), MapReduce's priorities only within a job",
     ),
 ];
 
@@ -183,6 +196,9 @@ pub struct Params {
     pub max_skips: u32,
     /// How long a job's reduces may be held off racks where it reached its ReduceNum.
     pub reduce_rack_wait_ms: u64,
+    /// Whether FairScheduler's app order, not MapReduce's priorities, decides between a user's
+    /// ranked reduces and maps of different jobs.
+    pub kinds_by_app: bool,
 }
 
 impl Params {
@@ -194,6 +210,7 @@ impl Params {
             max_wait_ms: values.number(MAX_WAIT_MS) as u64,
             max_skips: values.number(MAX_SKIPS) as u32,
             reduce_rack_wait_ms: values.number(REDUCE_RACK_WAIT_MS) as u64,
+            kinds_by_app: values.word(KIND_ORDER) == "apps",
         }
     }
 }
@@ -766,7 +783,7 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
     let other_work = entries.len() > ranked;
     mts(turn, &mut map_skips, other_work, entries);
     nas.keep_skips(turn.queue, map_skips, reduce_skips);
-    // MapReduce's order between kinds: re-run maps, reduces, maps (see the module notes).
+    // Re-run maps, then reduces, then maps: MapReduce's priorities (see the module notes).
     entries[ranked..].sort_by_key(
         |entry| match TaskKind::of_mapreduce_priority(entry.priority) {
             TaskKind::Reduce => 1,
@@ -774,6 +791,53 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
             _ => 2,
         },
     );
+    if turn.params.kinds_by_app {
+        order_kinds_by_app(turn.candidates, &mut entries[ranked..]);
+    }
+}
+
+/// `kindOrder=apps`: orders the user's ranked reduces and maps (sorted by MapReduce's
+/// priorities) between them as FairScheduler would choose the app: re-run maps first, then
+/// whichever of the two rankings' next entry belongs to the job with fewer running containers
+/// (FairScheduler's app order within a queue), the reduce on a tie (MapReduce's priorities
+/// within one job). Each kind keeps its own scheduler's order. With every reduce of the user
+/// before any of its maps, a heavy job's reduces, which hold their containers for the whole
+/// shuffle, take the user's containers from its light jobs' maps, which stock FairScheduler
+/// would serve first.
+fn order_kinds_by_app(candidates: &[Candidate], entries: &mut [PlanEntry]) {
+    let running = |entry: &PlanEntry| {
+        candidates
+            .iter()
+            .find(|c| *c.id == entry.app)
+            .map_or(0, |c| c.app.job.running_maps + c.app.job.running_reduces)
+    };
+    let (mut rerun, mut reduces, mut maps) = (Vec::new(), Vec::new(), Vec::new());
+    for entry in entries.iter() {
+        match TaskKind::of_mapreduce_priority(entry.priority) {
+            TaskKind::Reduce => reduces.push(entry.clone()),
+            _ if entry.priority == RERUN_MAP_PRIORITY => rerun.push(entry.clone()),
+            _ => maps.push(entry.clone()),
+        }
+    }
+    if reduces.is_empty() || maps.is_empty() {
+        return;
+    }
+    let mut merged = rerun;
+    let (mut reduces, mut maps) = (reduces.into_iter().peekable(), maps.into_iter().peekable());
+    loop {
+        let take_reduce = match (reduces.peek(), maps.peek()) {
+            (Some(reduce), Some(map)) => running(reduce) <= running(map),
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => break,
+        };
+        merged.extend(if take_reduce {
+            reduces.next()
+        } else {
+            maps.next()
+        });
+    }
+    entries.clone_from_slice(&merged);
 }
 
 /// Algorithm 2 for one user, with its map skips. `other_work` says whether the user already
