@@ -659,18 +659,13 @@ fn nas_keeps_mapreduce_order_between_kinds_rerun_maps_then_reduces_then_maps() {
     );
 }
 
-/// With `kindOrder=apps` FairScheduler's app order decides between a user's jobs, as stock
-/// FairScheduler would choose the app: a job running no container gets its map placed before
-/// the reduce of a job running three, and once it runs more than that job the reduce goes
-/// first again. By default every reduce of the user goes first.
-#[test]
-fn nas_kind_order_apps_orders_a_users_reduces_and_maps_by_their_jobs_running_containers() {
-    let mut env = TestEnv::nas(
-        2,
-        1,
-        &[(TRAFFIC_THRESHOLD_MB, "1000")],
-        &[("maxWaitMs", "0"), ("kindOrder", "apps")],
-    );
+/// A user with a job running three reduces and asking for one more, and a second job running
+/// nothing that asks for a map local to node 1; the queue's `kindOrder` as given (`None`: the
+/// default).
+fn busy_reducer_beside_a_fresh_mapper(kind_order: Option<&str>) -> TestEnv {
+    let mut queue_settings = vec![("maxWaitMs", "0")];
+    queue_settings.extend(kind_order.map(|order| ("kindOrder", order)));
+    let mut env = TestEnv::nas(2, 1, &[(TRAFFIC_THRESHOLD_MB, "1000")], &queue_settings);
     env.submit("busy", "root.nas", 1, &[]);
     for _ in 0..3 {
         env.run("busy", REDUCE, 2, 1, Locality::OffSwitch);
@@ -678,6 +673,16 @@ fn nas_kind_order_apps_orders_a_users_reduces_and_maps_by_their_jobs_running_con
     env.asks("busy", &[(REDUCE, 2, &[])]);
     env.submit("fresh", "root.nas", 2, &[]);
     env.asks("fresh", &[(MAP, 5, &[(1, 1)])]);
+    env
+}
+
+/// With `kindOrder=apps` FairScheduler's app order decides between a user's jobs, as stock
+/// FairScheduler would choose the app: a job running no container gets its map placed before
+/// the reduce of a job running three, and once it runs more than that job the reduce goes
+/// first again.
+#[test]
+fn nas_kind_order_apps_orders_a_users_reduces_and_maps_by_their_jobs_running_containers() {
+    let mut env = busy_reducer_beside_a_fresh_mapper(Some("apps"));
     assert_eq!(
         ranking(&env.offer(1, 1), "root.nas"),
         ["fresh:20:node", "busy:10:any"]
@@ -692,21 +697,11 @@ fn nas_kind_order_apps_orders_a_users_reduces_and_maps_by_their_jobs_running_con
     );
 }
 
+/// By default (`kindOrder=priority`) every reduce of the user goes before its maps, whichever
+/// job runs more.
 #[test]
 fn nas_kind_order_priority_puts_every_reduce_of_a_user_before_its_maps() {
-    let mut env = TestEnv::nas(
-        2,
-        1,
-        &[(TRAFFIC_THRESHOLD_MB, "1000")],
-        &[("maxWaitMs", "0")],
-    );
-    env.submit("busy", "root.nas", 1, &[]);
-    for _ in 0..3 {
-        env.run("busy", REDUCE, 2, 1, Locality::OffSwitch);
-    }
-    env.asks("busy", &[(REDUCE, 2, &[])]);
-    env.submit("fresh", "root.nas", 2, &[]);
-    env.asks("fresh", &[(MAP, 5, &[(1, 1)])]);
+    let mut env = busy_reducer_beside_a_fresh_mapper(None);
     assert_eq!(
         ranking(&env.offer(1, 1), "root.nas"),
         ["busy:10:any", "fresh:20:node"]
