@@ -676,13 +676,13 @@ fn busy_reducer_beside_a_fresh_mapper(kind_order: Option<&str>) -> TestEnv {
     env
 }
 
-/// With `kindOrder=apps` FairScheduler's app order decides between a user's jobs, as stock
-/// FairScheduler would choose the app: a job running no container gets its map placed before
-/// the reduce of a job running three, and once it runs more than that job the reduce goes
-/// first again.
+/// By default (`kindOrder=apps`) FairScheduler's app order decides between a user's jobs, as
+/// stock FairScheduler would choose the app: a job running no container gets its map placed
+/// before the reduce of a job running three, and once it runs more than that job the reduce
+/// goes first again.
 #[test]
 fn nas_kind_order_apps_orders_a_users_reduces_and_maps_by_their_jobs_running_containers() {
-    let mut env = busy_reducer_beside_a_fresh_mapper(Some("apps"));
+    let mut env = busy_reducer_beside_a_fresh_mapper(None);
     assert_eq!(
         ranking(&env.offer(1, 1), "root.nas"),
         ["fresh:20:node", "busy:10:any"]
@@ -697,11 +697,11 @@ fn nas_kind_order_apps_orders_a_users_reduces_and_maps_by_their_jobs_running_con
     );
 }
 
-/// By default (`kindOrder=priority`) every reduce of the user goes before its maps, whichever
-/// job runs more.
+/// With `kindOrder=priority` every reduce of the user goes before its maps, whichever job runs
+/// more.
 #[test]
 fn nas_kind_order_priority_puts_every_reduce_of_a_user_before_its_maps() {
-    let mut env = busy_reducer_beside_a_fresh_mapper(None);
+    let mut env = busy_reducer_beside_a_fresh_mapper(Some("priority"));
     assert_eq!(
         ranking(&env.offer(1, 1), "root.nas"),
         ["busy:10:any", "fresh:20:node"]
