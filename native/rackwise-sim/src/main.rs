@@ -518,7 +518,7 @@ fn compare_seed(
         let (m, counters, collector) = result?;
         if !setup.quiet {
             eprintln!(
-                "{name}: {} jobs, {} containers, {} offers, {} events in {:.1}s wall (core: {:.1}s)",
+                "{name}: {} jobs, {} containers, {} offers, {} events in {:.1}s wall (core: about {:.1}s)",
                 m.jobs,
                 counters.containers,
                 counters.offers,

@@ -386,6 +386,7 @@ impl Job {
 #[derive(Debug, Clone, Default)]
 pub struct RunCounters {
     pub offers: u64,
+    /// Wall time in the core, estimated from a sample of its calls.
     pub core_time: Duration,
     pub events: u64,
     pub containers: u64,
