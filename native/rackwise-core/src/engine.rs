@@ -124,8 +124,8 @@ impl Engine {
             },
             logs: Vec::new(),
             queue_weights,
-            intervals: self.policies.closed_intervals(),
-            node_scores: self.policies.node_scores(),
+            intervals: self.policies.closed_intervals(&self.settings),
+            node_scores: self.policies.node_scores(&self.settings),
         }
     }
 }

@@ -325,7 +325,7 @@ impl Registry {
         now_ms: u64,
     ) -> Vec<QueueWeight> {
         let mut weights = Vec::new();
-        for (index, policy) in self.policies.iter_mut().enumerate() {
+        for (index, policy) in self.named_policies(settings) {
             let context = Context {
                 state,
                 settings,
@@ -338,17 +338,31 @@ impl Registry {
     }
 
     /// Every policy's market intervals closed since the previous offer.
-    pub(crate) fn closed_intervals(&mut self) -> Vec<MarketInterval> {
+    pub(crate) fn closed_intervals(&mut self, settings: &Settings) -> Vec<MarketInterval> {
         concatenated(
-            self.policies
-                .iter_mut()
-                .map(|policy| policy.closed_intervals()),
+            self.named_policies(settings)
+                .map(|(_, policy)| policy.closed_intervals()),
         )
     }
 
     /// Every policy's per-node scores published since the previous offer.
-    pub(crate) fn node_scores(&mut self) -> Vec<NodeScoreReport> {
-        concatenated(self.policies.iter_mut().map(|policy| policy.node_scores()))
+    pub(crate) fn node_scores(&mut self, settings: &Settings) -> Vec<NodeScoreReport> {
+        concatenated(
+            self.named_policies(settings)
+                .map(|(_, policy)| policy.node_scores()),
+        )
+    }
+
+    /// The policies some queue names, with their registry positions. The others publish
+    /// nothing, and asking each of them on every one of millions of offers was measurable.
+    fn named_policies<'a>(
+        &'a mut self,
+        settings: &'a Settings,
+    ) -> impl Iterator<Item = (usize, &'a mut Box<dyn Policy>)> + 'a {
+        self.policies
+            .iter_mut()
+            .enumerate()
+            .filter(|(index, _)| settings.is_named_by_a_queue(*index))
     }
 }
 

@@ -44,6 +44,8 @@ pub struct Settings {
     queues: BTreeMap<String, QueueSetup>,
     /// The setup of a queue no `<rackwise>` element reaches: left to FairScheduler.
     unsteered: QueueSetup,
+    /// By registry position: whether some queue's own `<rackwise>` element names the policy.
+    named_by_a_queue: Vec<bool>,
     /// The scheduler's minimum allocation, as the shim sent it (all zero when it sent none).
     pub minimum_allocation: Resources,
 }
@@ -112,6 +114,9 @@ impl Settings {
             .iter()
             .position(|d| !d.steers)
             .unwrap_or_default();
+        let named_by_a_queue = (0..declarations.len())
+            .map(|index| queues.values().any(|setup| setup.policy == index))
+            .collect();
         Ok(Settings {
             netsat: cluster::netsat_settings(&core, uplink_mbps),
             starvation_guard_ms: core.number(cluster::STARVATION_GUARD_MS) as u64,
@@ -126,6 +131,7 @@ impl Settings {
                 values: ParamValues::defaults(&[]),
                 starvation_guard_ms: None,
             },
+            named_by_a_queue,
             minimum_allocation: config.minimum_allocation,
         })
     }
@@ -161,6 +167,12 @@ impl Settings {
             .iter()
             .filter(move |(_, setup)| setup.policy == index)
             .map(|(queue, setup)| (queue.as_str(), &setup.values))
+    }
+
+    /// Whether some queue's own `<rackwise>` element names the policy at `index`: only such a
+    /// policy has queue weights, market intervals or node scores to give.
+    pub fn is_named_by_a_queue(&self, index: usize) -> bool {
+        self.named_by_a_queue.get(index).copied().unwrap_or(false)
     }
 
     /// The yarn-site keys of the policy at `index` in the registry.
