@@ -214,6 +214,61 @@ impl Phases {
 pub struct Fresh {
     jobs: BTreeMap<AppId, JobRecord>,
     queues: BTreeMap<String, Phases>,
+    members: Members,
+}
+
+/// Every known app by queue, kept from the apps' arrivals and departures: FRESH reads a queue's
+/// jobs on every offer for every queue, and a scan of the whole cluster's apps for each made an
+/// offer cost queues × apps.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Members {
+    by_queue: BTreeMap<String, BTreeSet<AppId>>,
+    queue_of: BTreeMap<AppId, String>,
+}
+
+impl Members {
+    fn follow(&mut self, state: &ClusterState, observation: &Observation) {
+        match observation {
+            Observation::AppAdded { app } => {
+                // A re-added app may come in another queue.
+                self.leave(app);
+                if let Some(added) = state.apps.get(app) {
+                    self.by_queue
+                        .entry(added.queue.clone())
+                        .or_default()
+                        .insert(app.clone());
+                    self.queue_of.insert(app.clone(), added.queue.clone());
+                }
+            }
+            Observation::AppRemoved { app } => self.leave(app),
+            _ => {}
+        }
+    }
+
+    fn leave(&mut self, app: &AppId) {
+        let Some(queue) = self.queue_of.remove(app) else {
+            return;
+        };
+        if let Some(listed) = self.by_queue.get_mut(&queue) {
+            listed.remove(app);
+            if listed.is_empty() {
+                self.by_queue.remove(&queue);
+            }
+        }
+    }
+
+    /// The apps of `queue`, in id order.
+    fn of<'s>(
+        &'s self,
+        queue: &str,
+        state: &'s ClusterState,
+    ) -> impl Iterator<Item = (&'s AppId, &'s App)> {
+        self.by_queue
+            .get(queue)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| Some((id, state.apps.get(id)?)))
+    }
 }
 
 /// Every map task of the job is done (it asked for some, none is pending or running).
@@ -357,10 +412,10 @@ impl Fresh {
     /// its set, R fills from R', M from the waiting jobs in Johnson's order. Returns the map
     /// work of the job that would be admitted next (0 if none waits).
     fn admit(&mut self, queue: &str, state: &ClusterState, params: &Params, now_ms: u64) -> f64 {
-        let members: Vec<(&AppId, &App)> = state
-            .apps
-            .iter()
-            .filter(|(_, app)| app.queue == queue && app.is_mapreduce)
+        let members: Vec<(&AppId, &App)> = self
+            .members
+            .of(queue, state)
+            .filter(|(_, app)| app.is_mapreduce)
             .collect();
         let app = |id: &AppId| {
             state
@@ -368,7 +423,10 @@ impl Fresh {
                 .get(id)
                 .filter(|a| a.queue == queue && a.is_mapreduce)
         };
-        let mut phases = self.queues.remove(queue).unwrap_or_default();
+        if !self.queues.contains_key(queue) {
+            self.queues.insert(queue.to_string(), Phases::default());
+        }
+        let phases = self.queues.get_mut(queue).expect("inserted above");
         if members.is_empty() {
             phases.batch.clear();
         }
@@ -435,7 +493,6 @@ impl Fresh {
             phases.mapping.push(id.clone());
             self.jobs.entry(id.clone()).or_default().started_ms = Some(now_ms);
         }
-        self.queues.insert(queue.to_string(), phases);
         next_map_work
     }
 
@@ -476,7 +533,7 @@ impl Fresh {
             .sum();
         // The queue's containers: what its jobs run now, and the one offered.
         let (mut maps, mut reduces) = (0.0, 0.0);
-        for a in state.apps.values().filter(|a| a.queue == queue) {
+        for (_, a) in self.members.of(queue, state) {
             maps += a.job.running_maps as f64;
             reduces += a.job.running_reduces as f64;
         }
@@ -508,6 +565,7 @@ impl Policy for Fresh {
     }
 
     fn observe(&mut self, context: &Context, observation: &Observation) {
+        self.members.follow(context.state, observation);
         self.follow(context, observation);
     }
 
@@ -527,14 +585,10 @@ impl Policy for Fresh {
             .saturating_sub(phases.mapping.len())
             .saturating_add(params.starts_ahead)
             .saturating_sub(phases.started_waiting);
-        let mut starting: Vec<(&AppId, &App)> = turn
-            .context
-            .state
-            .apps
-            .iter()
-            .filter(|(_, a)| {
-                a.queue == **turn.queue && a.is_mapreduce && a.awaits_application_master()
-            })
+        let mut starting: Vec<(&AppId, &App)> = self
+            .members
+            .of(turn.queue, turn.context.state)
+            .filter(|(_, a)| a.is_mapreduce && a.awaits_application_master())
             .collect();
         starting.sort_by_key(|(id, a)| (a.submit_ms, (*id).clone()));
         starting
