@@ -250,6 +250,20 @@ struct QueueTurn {
     held: Option<Vec<AppId>>,
 }
 
+impl QueueTurn {
+    /// Whether the turn was taken with these parameters and its positions still name the same
+    /// candidates. The observations that forget a turn cover every change of a queue's
+    /// candidates; this check keeps a kept position from ever naming another job.
+    fn fits(&self, turn: &Turn, params: &Params) -> bool {
+        self.params == *params
+            && self
+                .maps
+                .iter()
+                .chain(&self.reduces)
+                .all(|(at, id, _)| turn.candidates.get(*at).is_some_and(|c| c.id == id))
+    }
+}
+
 /// Every known app by queue, kept from the apps' arrivals and departures: FRESH reads a queue's
 /// jobs on every offer for every queue, and a scan of the whole cluster's apps for each made an
 /// offer cost queues × apps.
@@ -716,7 +730,7 @@ impl Policy for Fresh {
         if self
             .turns
             .get(&**turn.queue)
-            .is_none_or(|kept| kept.params != *params)
+            .is_none_or(|kept| !kept.fits(turn, params))
         {
             let taken = self.take_turn(turn, params);
             self.turns.insert(turn.queue.to_string(), taken);
@@ -726,9 +740,8 @@ impl Policy for Fresh {
         let by_use = |admitted: &[(usize, AppId, JobRecord)]| {
             let mut jobs: Vec<(f64, &Candidate)> = admitted
                 .iter()
-                .map(|(at, id, record)| {
+                .map(|(at, _, record)| {
                     let candidate = &turn.candidates[*at];
-                    debug_assert_eq!(candidate.id, id, "a kept turn outlived its candidates");
                     (record.resource_use(now_ms).unwrap_or(0.0), candidate)
                 })
                 .collect();
