@@ -15,6 +15,10 @@
 //! across restarts), else from the queue's defaults.
 //! When FRESH prefers one kind and no admitted job has a task of it pending, the other kind
 //! goes (a container left idle helps no job).
+//!
+//! Most offers change nothing of the above (on a saturated cluster nearly every offer places
+//! nothing), so a queue's turn is kept until something it read changes; only the admitted
+//! jobs' `r_i`, which moves with time, is computed on every offer.
 
 pub mod batch;
 pub mod fairness;
@@ -370,9 +374,9 @@ impl Fresh {
     }
 
     /// Forgets the kept turns that `observation` may change. Every observed change concerns one
-    /// app, which changes its queue's turn (and, re-added, the turn of the queue it left); an
-    /// app's departure also teaches the history every queue reads, and so does a change that
-    /// came without an observation.
+    /// app, which changes its queue's turn (and, re-added, the turn of the queue it left). Every
+    /// turn is forgotten on an app's departure (it teaches the history all queues read) and on
+    /// a change that came without an observation.
     fn forget_changed_turns(&mut self, state: &ClusterState, observation: &Observation) {
         let containers = state.containers.len();
         let accounted = match observation {
