@@ -1,8 +1,10 @@
 //! FRESH as named scenarios through the engine: admission with `k` (a second job waits for the
 //! first to leave its map phase; jobs enter in Johnson's order; R' is first come first served),
 //! the map-or-reduce choice of Algorithms 2–3 over the queue's containers (with Theorem 1's
-//! lookahead from observed reduce completions), Algorithm 4's least overall use first, profiles
-//! from observed tasks before history before defaults, and the `jobsPerPhase` element's errors.
+//! lookahead from observed reduce completions), Algorithm 4's least overall use first (read at
+//! every offer), a turn kept between offers that follows a container stopped without an
+//! observation, profiles from observed tasks before history before defaults, and the
+//! `jobsPerPhase` element's errors.
 
 mod common;
 
@@ -196,6 +198,59 @@ fn the_admitted_job_with_the_least_overall_use_goes_first() {
     let memory = env.fresh_memory();
     assert_eq!(memory.resource_use(&id("a"), env.now_ms), Some(4.0));
     assert_eq!(memory.resource_use(&id("b"), env.now_ms), Some(0.0));
+}
+
+#[test]
+fn overall_use_is_read_at_each_offer_even_when_nothing_else_changed() {
+    // Both admitted at t0. At t0 + 10 s a has finished a map of 10 s, b has just started
+    // one: r_a = 10 / 10 = 1, r_b = 0, b first. Twenty seconds later with no event at all,
+    // r_a = 10 / 30 = 0.33 and r_b = 20 / 30 = 0.67: a first.
+    let mut env = TestEnv::fresh(1, 2, &[("jobsPerPhase", "all")]);
+    job(&mut env, "a", 1, 10, 1);
+    job(&mut env, "b", 2, 10, 1);
+    env.offer(1, 1);
+    env.now_ms += 10_000;
+    ran(&mut env, "a", MAP, 1, 10_000, (9, 1));
+    start(&mut env, "b", MAP, 1);
+    env.asks("b", &[(MAP, 9, &[(1, 1)]), (REDUCE, 1, &[])]);
+    let response = env.offer(1, 1);
+    assert_eq!(
+        ranking(&response, Q),
+        [format!("b:{MAP}:any"), format!("a:{MAP}:any")]
+    );
+    env.now_ms += 20_000;
+    let response = env.offer(1, 1);
+    assert_eq!(
+        ranking(&response, Q),
+        [format!("a:{MAP}:any"), format!("b:{MAP}:any")]
+    );
+}
+
+#[test]
+fn a_container_stopped_before_its_task_completed_counts_at_the_next_offer() {
+    // r: 40 reduces of 60 s left (5 running); m: 2 maps of 30 s left, 1 of them running, so
+    // the container goes to a reduce (as above). m's running map is then stopped before its
+    // task completes (preempted): no observation says so, only the running counts change.
+    // With no map running, S = 6 and θ_cur · S = 30 / 2430 · 6 = 0.07 > 0 maps: a map first.
+    let mut env = TestEnv::fresh(1, 2, &[("jobsPerPhase", "all")]);
+    job(&mut env, "r", 1, 1, 40);
+    env.offer(1, 1);
+    ran(&mut env, "r", MAP, 1, 1_000, (0, 40));
+    start(&mut env, "r", REDUCE, 5);
+    env.asks("r", &[(REDUCE, 35, &[])]);
+    job(&mut env, "m", 2, 2, 1);
+    let running = env.run("m", MAP, 1, 1, Locality::OffSwitch);
+    env.asks("m", &[(MAP, 1, &[(1, 1)]), (REDUCE, 1, &[])]);
+    let response = env.offer(1, 1);
+    assert_eq!(ranking(&response, Q)[0], format!("r:{REDUCE}:any"));
+    env.pending.push(Event::ContainerFinished {
+        app: id("m"),
+        container: running,
+        time_ms: env.now_ms,
+        task_completed: false,
+    });
+    let response = env.offer(1, 1);
+    assert_eq!(ranking(&response, Q)[0], format!("m:{MAP}:any"));
 }
 
 #[test]
