@@ -393,25 +393,27 @@ fn rank(
     params: &Params,
     standing: impl Fn(&mut NodeScore) -> &mut Standing,
 ) -> Vec<usize> {
-    let scores: Vec<f64> = nodes.iter_mut().map(|n| standing(n).score).collect();
-    let mut order: Vec<usize> = (0..nodes.len()).collect();
-    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
-    let best = order.first().map_or(0.0, |&index| scores[index]);
+    // Score and index side by side: the sort compares neighbours in memory, not through an
+    // index. The index breaks ties, so no two keys are equal and an unstable sort gives the
+    // one order a stable sort would.
+    let mut order: Vec<(f64, usize)> = nodes
+        .iter_mut()
+        .enumerate()
+        .map(|(index, n)| (standing(n).score, index))
+        .collect();
+    order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let best = order.first().map_or(0.0, |&(score, _)| score);
     let count = nodes.len() as f64;
     let mut better = 0;
-    for (place, &index) in order.iter().enumerate() {
-        if place > 0 && scores[order[place - 1]] > scores[index] {
+    for (place, &(score, index)) in order.iter().enumerate() {
+        if place > 0 && order[place - 1].0 > score {
             better = place;
         }
-        let relative = if best > 0.0 {
-            scores[index] / best
-        } else {
-            0.0
-        };
+        let relative = if best > 0.0 { score / best } else { 0.0 };
         let entry = standing(&mut nodes[index]);
         entry.relative = relative;
         entry.position = better as f64 / count;
         entry.class = params.classes.of(relative);
     }
-    order
+    order.into_iter().map(|(_, index)| index).collect()
 }
