@@ -269,8 +269,6 @@ impl Latencies {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Board {
     pub computed_ms: u64,
-    /// When this queue's scores last went to the log (at most once per refresh interval).
-    pub logged_ms: u64,
     /// How many task completions the policy had seen when this board was computed.
     pub completions: u64,
     pub nodes: Vec<NodeScore>,
@@ -359,7 +357,6 @@ impl Board {
         let reduce_rank = rank(&mut nodes, params, |n| &mut n.reduce);
         Board {
             computed_ms: now_ms,
-            logged_ms: now_ms,
             completions,
             nodes,
             map_rank,
