@@ -276,7 +276,7 @@ impl Drmjs {
         }
         let board = Arc::new(Board::compute(
             turn.context.state,
-            &self.latencies,
+            &mut self.latencies,
             params,
             turn.offer.now_ms,
             self.completions,

@@ -95,6 +95,22 @@ struct JobLatencies {
     samples: usize,
     /// The job has left the cluster: its totals go with its last sample.
     gone: bool,
+    /// Per kind, the node slots whose window mean was computed with this job's mean of that
+    /// kind since it last changed: the windows to recompute when it changes. Sorted, each slot
+    /// once; cleared, not freed, so a running job's list is not allocated anew on every
+    /// completion.
+    watchers: [Vec<usize>; 2],
+}
+
+/// One node's recent latencies of one kind and, while it holds, their mean normalised latency.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Window {
+    /// The last `MAX_INFLUENCE_TASKS` tasks, oldest first.
+    samples: VecDeque<Sample>,
+    /// The mean normalised latency of the last `z` samples, with that `z`. It is dropped when a
+    /// sample arrives here or the mean of a job among those `z` changes; until then a refresh
+    /// reads it instead of the samples, and gets the same bits.
+    mean: Option<(usize, Option<f64>)>,
 }
 
 impl Totals {
@@ -105,14 +121,20 @@ impl Totals {
 
 /// Recent map and reduce latencies per node, and every job's mean latency per kind.
 ///
-/// A board reads every node's last `z` samples and each sample's job mean on every refresh
-/// (after any task completion, so nearly every offer on a busy cluster): samples name their
-/// job by slot, so that read is an index, not a search of the jobs by id.
+/// A board needs every node's mean normalised latency of its last `z` tasks of each kind on
+/// every refresh (after any task completion, so on many offers of a busy cluster). Between two
+/// refreshes only a few completions happen, and each moves only the windows of its node and
+/// those that hold a task of its job; every other window keeps its mean, so a refresh reads
+/// it and recomputes only the moved ones. Samples name their job by slot, and windows are
+/// kept by node slot, so either read is an index, not a search by id.
 #[derive(Debug, Clone, Default)]
 pub struct Latencies {
-    /// The last `MAX_INFLUENCE_TASKS` maps (index 0) and reduces (index 1) per node, oldest
-    /// first.
-    recent: BTreeMap<NodeId, [VecDeque<Sample>; 2]>,
+    /// Each known node's slot in `windows`, in id order.
+    nodes: BTreeMap<NodeId, usize>,
+    /// The maps' (index 0) and reduces' (index 1) windows of each node slot.
+    windows: Vec<[Window; 2]>,
+    /// Slots of `windows` left by forgotten nodes, reused before it grows.
+    free_windows: Vec<usize>,
     /// Per job, its maps' and reduces' latency totals (every finished task, on any node), at
     /// the slot `slots` gives it; `None` for a free slot.
     jobs: Vec<Option<JobLatencies>>,
@@ -138,12 +160,22 @@ impl Latencies {
         };
         let latency_ms = latency_ms as f64;
         let job_slot = self.job_slot(app);
+        let node_slot = self.node_slot(node);
         if let Some(job) = self.jobs[job_slot].as_mut() {
             job.totals[slot].sum_ms += latency_ms;
             job.totals[slot].count += 1;
             job.samples += 1;
+            // The job's mean moved: so did every window mean computed with it.
+            for &watcher in &job.watchers[slot] {
+                if let Some(windows) = self.windows.get_mut(watcher) {
+                    windows[slot].mean = None;
+                }
+            }
+            job.watchers[slot].clear();
         }
-        let recent = &mut self.recent.entry(node.clone()).or_default()[slot];
+        let window = &mut self.windows[node_slot][slot];
+        window.mean = None;
+        let recent = &mut window.samples;
         let evicted = (recent.len() == MAX_INFLUENCE_TASKS)
             .then(|| recent.pop_front())
             .flatten();
@@ -166,6 +198,7 @@ impl Latencies {
             totals: [Totals::default(); 2],
             samples: 0,
             gone: false,
+            watchers: Default::default(),
         });
         let job_slot = match self.free.pop() {
             Some(free) => {
@@ -181,10 +214,34 @@ impl Latencies {
         job_slot
     }
 
-    /// Forgets a node that left the cluster.
+    /// The slot of `node`'s windows, given one if it has none.
+    fn node_slot(&mut self, node: &NodeId) -> usize {
+        if let Some(&node_slot) = self.nodes.get(node) {
+            return node_slot;
+        }
+        let node_slot = match self.free_windows.pop() {
+            Some(free) => free,
+            None => {
+                self.windows.push(Default::default());
+                self.windows.len() - 1
+            }
+        };
+        self.nodes.insert(node.clone(), node_slot);
+        node_slot
+    }
+
+    /// Forgets a node that left the cluster. Jobs may still name its slot as a watcher: a
+    /// node that takes the slot has its means recomputed once more, never one kept wrongly.
     pub fn forget_node(&mut self, node: &NodeId) {
-        for sample in self.recent.remove(node).into_iter().flatten().flatten() {
-            self.release(sample.job);
+        let Some(node_slot) = self.nodes.remove(node) else {
+            return;
+        };
+        let windows = std::mem::take(&mut self.windows[node_slot]);
+        self.free_windows.push(node_slot);
+        for window in windows {
+            for sample in window.samples {
+                self.release(sample.job);
+            }
         }
     }
 
@@ -220,35 +277,56 @@ impl Latencies {
     }
 
     /// The mean normalised latency (`latency / job mean`) of the last `z` tasks of one kind
-    /// (`slot`) in `recent`; `None` without any.
-    fn mean_normalised(&self, recent: &VecDeque<Sample>, slot: usize, z: usize) -> Option<f64> {
-        let (sum, count) = recent
+    /// (`slot`) of the node at `node_slot`; `None` without any. Computed from the samples only
+    /// when the kept mean moved (see [`Window::mean`]).
+    fn window_mean(&mut self, node_slot: usize, slot: usize, z: usize) -> Option<f64> {
+        let window = &mut self.windows[node_slot][slot];
+        if let Some((kept_z, mean)) = window.mean {
+            if kept_z == z {
+                return mean;
+            }
+        }
+        let jobs = &mut self.jobs;
+        let (sum, count) = window
+            .samples
             .iter()
             .rev()
             .take(z)
             .filter_map(|sample| {
-                let job = self.jobs[sample.job].as_ref()?;
+                let job = jobs[sample.job].as_mut()?;
+                let watchers = &mut job.watchers[slot];
+                if let Err(place) = watchers.binary_search(&node_slot) {
+                    watchers.insert(place, node_slot);
+                }
                 Some(sample.latency_ms / job.totals[slot].mean()?)
             })
             .fold((0.0, 0usize), |(sum, count), normalised| {
                 (sum + normalised, count + 1)
             });
-        (count > 0).then(|| sum / count as f64)
+        let mean = (count > 0).then(|| sum / count as f64);
+        window.mean = Some((z, mean));
+        mean
     }
 
     /// `map_inf` (slot 0) or `reduce_inf` (slot 1) of every node in `nodes` (in id order): the
     /// lowest mean normalised latency among nodes with samples over the node's own (the fastest
     /// node 1); a node without samples counts as 1 so that new nodes get tried.
-    fn influence(&self, nodes: &[&NodeId], slot: usize, z: usize) -> Vec<f64> {
+    fn influence(&mut self, nodes: &[&NodeId], slot: usize, z: usize) -> Vec<f64> {
         // Both lists are in id order: one pass over each, not a search per node.
-        let mut recent = self.recent.iter().peekable();
-        let means: Vec<Option<f64>> = nodes
-            .iter()
-            .map(|&node| {
-                while recent.next_if(|(id, _)| *id < node).is_some() {}
-                let kept = recent.next_if(|(id, _)| *id == node)?;
-                self.mean_normalised(&kept.1[slot], slot, z)
-            })
+        let kept: Vec<Option<usize>> = {
+            let mut kept = self.nodes.iter().peekable();
+            nodes
+                .iter()
+                .map(|&node| {
+                    while kept.next_if(|(id, _)| *id < node).is_some() {}
+                    kept.next_if(|(id, _)| *id == node)
+                        .map(|(_, &node_slot)| node_slot)
+                })
+                .collect()
+        };
+        let means: Vec<Option<f64>> = kept
+            .into_iter()
+            .map(|node_slot| self.window_mean(node_slot?, slot, z))
             .collect();
         let fastest = means
             .iter()
@@ -281,7 +359,7 @@ impl Board {
     /// Computes every node's terms and scores from the state, the latencies and `params`.
     pub fn compute(
         state: &ClusterState,
-        latencies: &Latencies,
+        latencies: &mut Latencies,
         params: &Params,
         now_ms: u64,
         completions: u64,
