@@ -492,3 +492,72 @@ fn rank(
     }
     order.into_iter().map(|(_, index)| index).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    //! The kept window means against means computed from the samples alone, over random
+    //! histories of completions, departures and refreshes with varying `z`.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Finished {
+            app: u8,
+            node: u8,
+            reduce: bool,
+            latency_ms: u64,
+        },
+        AppRemoved(u8),
+        NodeRemoved(u8),
+        Refresh(usize),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            6 => (0..5u8, 0..4u8, any::<bool>(), 0..3_000u64).prop_map(
+                |(app, node, reduce, latency_ms)| Step::Finished { app, node, reduce, latency_ms }
+            ),
+            1 => (0..5u8).prop_map(Step::AppRemoved),
+            1 => (0..4u8).prop_map(Step::NodeRemoved),
+            3 => (1..8usize).prop_map(Step::Refresh),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn kept_means_equal_means_from_the_samples(steps in prop::collection::vec(step(), 1..120)) {
+            let nodes: Vec<NodeId> = (0..4).map(|n| NodeId(format!("n{n}").into())).collect();
+            let node_refs: Vec<&NodeId> = nodes.iter().collect();
+            let app = |a: u8| AppId(format!("application_1_{a}").into());
+            let mut latencies = Latencies::default();
+            for step in steps {
+                match step {
+                    Step::Finished { app: a, node, reduce, latency_ms } => {
+                        let kind = if reduce { TaskKind::Reduce } else { TaskKind::Map };
+                        latencies.record(&app(a), &nodes[usize::from(node)], kind, latency_ms);
+                    }
+                    Step::AppRemoved(a) => latencies.forget_job(&app(a)),
+                    Step::NodeRemoved(node) => latencies.forget_node(&nodes[usize::from(node)]),
+                    Step::Refresh(z) => {
+                        let mut from_samples = latencies.clone();
+                        for windows in &mut from_samples.windows {
+                            for window in windows {
+                                window.mean = None;
+                            }
+                        }
+                        for slot in 0..2 {
+                            let kept = latencies.influence(&node_refs, slot, z);
+                            let fresh = from_samples.influence(&node_refs, slot, z);
+                            let bits = |terms: &[f64]| -> Vec<u64> {
+                                terms.iter().map(|t| t.to_bits()).collect()
+                            };
+                            prop_assert_eq!(bits(&kept), bits(&fresh), "kind {} z {}", slot, z);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
