@@ -308,12 +308,12 @@ impl Latencies {
         mean
     }
 
-    /// `map_inf` (slot 0) or `reduce_inf` (slot 1) of every node in `nodes` (in id order): the
-    /// lowest mean normalised latency among nodes with samples over the node's own (the fastest
-    /// node 1); a node without samples counts as 1 so that new nodes get tried.
-    fn influence(&mut self, nodes: &[&NodeId], slot: usize, z: usize) -> Vec<f64> {
+    /// `map_inf` (index 0) and `reduce_inf` (index 1) of every node in `nodes` (in id order):
+    /// the lowest mean normalised latency among nodes with samples over the node's own (the
+    /// fastest node 1); a node without samples counts as 1 so that new nodes get tried.
+    fn influence(&mut self, nodes: &[&NodeId], z: usize) -> [Vec<f64>; 2] {
         // Both lists are in id order: one pass over each, not a search per node.
-        let kept: Vec<Option<usize>> = {
+        let node_slots: Vec<Option<usize>> = {
             let mut kept = self.nodes.iter().peekable();
             nodes
                 .iter()
@@ -324,9 +324,20 @@ impl Latencies {
                 })
                 .collect()
         };
-        let means: Vec<Option<f64>> = kept
-            .into_iter()
-            .map(|node_slot| self.window_mean(node_slot?, slot, z))
+        [0, 1].map(|slot| self.influence_of_kind(&node_slots, slot, z))
+    }
+
+    /// One kind's influence terms (see [`Latencies::influence`]) of the nodes with these
+    /// window slots (`None`: no samples).
+    fn influence_of_kind(
+        &mut self,
+        node_slots: &[Option<usize>],
+        slot: usize,
+        z: usize,
+    ) -> Vec<f64> {
+        let means: Vec<Option<f64>> = node_slots
+            .iter()
+            .map(|&node_slot| self.window_mean(node_slot?, slot, z))
             .collect();
         let fastest = means
             .iter()
@@ -366,8 +377,7 @@ impl Board {
     ) -> Board {
         let ids: Vec<&NodeId> = state.nodes.keys().collect();
         let z = params.influence_tasks;
-        let map_influence = latencies.influence(&ids, 0, z);
-        let reduce_influence = latencies.influence(&ids, 1, z);
+        let [map_influence, reduce_influence] = latencies.influence(&ids, z);
         let speeds: Vec<f64> = state
             .nodes
             .values()
@@ -547,14 +557,12 @@ mod tests {
                                 window.mean = None;
                             }
                         }
-                        for slot in 0..2 {
-                            let kept = latencies.influence(&node_refs, slot, z);
-                            let fresh = from_samples.influence(&node_refs, slot, z);
-                            let bits = |terms: &[f64]| -> Vec<u64> {
-                                terms.iter().map(|t| t.to_bits()).collect()
-                            };
-                            prop_assert_eq!(bits(&kept), bits(&fresh), "kind {} z {}", slot, z);
-                        }
+                        let bits = |terms: [Vec<f64>; 2]| -> Vec<u64> {
+                            terms.iter().flatten().map(|t| t.to_bits()).collect()
+                        };
+                        let kept = bits(latencies.influence(&node_refs, z));
+                        let fresh = bits(from_samples.influence(&node_refs, z));
+                        prop_assert_eq!(kept, fresh, "z {}", z);
                     }
                 }
             }
