@@ -9,7 +9,8 @@
 //!
 //! Scores depend on a queue's parameters (weights, `z`, class boundaries), so each steered
 //! queue keeps its own board, refreshed on the first offer after `refreshMs` has passed or a
-//! task has finished anywhere.
+//! task has finished anywhere. Queues with equal parameters that refresh in the same offer get
+//! one board: within an offer nothing a board reads changes.
 
 pub mod scores;
 
@@ -198,13 +199,25 @@ fn check(values: &ParamValues) -> Vec<ParamProblem> {
     problems
 }
 
+/// A steered queue's board and when its scores last went to the log (at most once per refresh
+/// interval).
+#[derive(Debug)]
+struct QueueBoard {
+    board: Arc<Board>,
+    logged_ms: u64,
+}
+
 /// DRMJS's memory: recent task latencies (cluster-wide) and each steered queue's board.
 #[derive(Debug, Default)]
 pub struct Drmjs {
     latencies: Latencies,
     /// Map and reduce completions seen, so a board knows it is out of date.
     completions: u64,
-    boards: BTreeMap<Arc<str>, Board>,
+    boards: BTreeMap<Arc<str>, QueueBoard>,
+    /// The boards computed in the current offer, with the parameters each was computed for. The
+    /// state and the latencies do not change within an offer, so a queue with equal parameters
+    /// that finds its board stale in the same offer would compute the same board.
+    computed_in_offer: Vec<(Params, Arc<Board>)>,
     /// The scores logged since the last offer's response, for the shim's metrics.
     published: Vec<NodeScoreReport>,
 }
@@ -212,7 +225,7 @@ pub struct Drmjs {
 impl Drmjs {
     /// The scores `queue` was last planned with.
     pub fn board(&self, queue: &str) -> Option<&Board> {
-        self.boards.get(queue)
+        self.boards.get(queue).map(|queue| queue.board.as_ref())
     }
 
     /// The recent task latencies the influence terms come from.
@@ -224,36 +237,53 @@ impl Drmjs {
     /// node joined since it was computed.
     fn refreshed_board(&mut self, turn: &Turn, params: &Params) -> &Board {
         let now_ms = turn.offer.now_ms;
-        let stale = self.boards.get(turn.queue).is_none_or(|board| {
+        let stale = self.boards.get(turn.queue).is_none_or(|queue| {
+            let board = &queue.board;
             now_ms.saturating_sub(board.computed_ms) >= params.refresh_ms
                 || board.completions != self.completions
                 || board.node(turn.offer.node_id).is_none()
         });
         if stale {
-            let mut board = Board::compute(
-                turn.context.state,
-                &self.latencies,
-                params,
-                now_ms,
-                self.completions,
-            );
+            let board = self.board_of_this_offer(turn, params);
             // Completions can refresh the board on nearly every offer of a busy cluster; the
             // operator's lines come at most once per interval.
             let last_logged = self.boards.get(turn.queue).map(|old| old.logged_ms);
-            match last_logged {
-                Some(logged) if now_ms.saturating_sub(logged) < params.refresh_ms => {
-                    board.logged_ms = logged;
-                }
+            let logged_ms = match last_logged {
+                Some(logged) if now_ms.saturating_sub(logged) < params.refresh_ms => logged,
                 _ => {
                     for node in &board.nodes {
                         log_score(turn.queue, node);
                         self.published.push(report(turn.queue, node));
                     }
+                    now_ms
                 }
-            }
-            self.boards.insert(Arc::clone(turn.queue), board);
+            };
+            self.boards
+                .insert(Arc::clone(turn.queue), QueueBoard { board, logged_ms });
         }
-        &self.boards[turn.queue]
+        &self.boards[turn.queue].board
+    }
+
+    /// A board computed now for `params`: the one an earlier queue of this offer got, or a new
+    /// one.
+    fn board_of_this_offer(&mut self, turn: &Turn, params: &Params) -> Arc<Board> {
+        if let Some((_, board)) = self
+            .computed_in_offer
+            .iter()
+            .find(|(computed_for, _)| computed_for == params)
+        {
+            return Arc::clone(board);
+        }
+        let board = Arc::new(Board::compute(
+            turn.context.state,
+            &mut self.latencies,
+            params,
+            turn.offer.now_ms,
+            self.completions,
+        ));
+        self.computed_in_offer
+            .push((params.clone(), Arc::clone(&board)));
+        board
     }
 }
 
@@ -331,6 +361,10 @@ impl Policy for Drmjs {
             Observation::AppRemoved { app } => self.latencies.forget_job(app),
             _ => {}
         }
+    }
+
+    fn end_offer(&mut self) {
+        self.computed_in_offer.clear();
     }
 
     fn node_scores(&mut self) -> Vec<NodeScoreReport> {

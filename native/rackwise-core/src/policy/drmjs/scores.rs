@@ -95,6 +95,22 @@ struct JobLatencies {
     samples: usize,
     /// The job has left the cluster: its totals go with its last sample.
     gone: bool,
+    /// Per kind, the node slots whose window mean was computed with this job's mean of that
+    /// kind since it last changed: the windows to recompute when it changes. Sorted, each slot
+    /// once; cleared, not freed, so a running job's list is not allocated anew on every
+    /// completion.
+    watchers: [Vec<usize>; 2],
+}
+
+/// One node's recent latencies of one kind and, while it holds, their mean normalised latency.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Window {
+    /// The last `MAX_INFLUENCE_TASKS` tasks, oldest first.
+    samples: VecDeque<Sample>,
+    /// The mean normalised latency of the last `z` samples, with that `z`. It is dropped when a
+    /// sample arrives here or the mean of a job among those `z` changes; until then a refresh
+    /// reads it instead of the samples, and gets the same bits.
+    mean: Option<(usize, Option<f64>)>,
 }
 
 impl Totals {
@@ -105,14 +121,20 @@ impl Totals {
 
 /// Recent map and reduce latencies per node, and every job's mean latency per kind.
 ///
-/// A board reads every node's last `z` samples and each sample's job mean on every refresh
-/// (after any task completion, so nearly every offer on a busy cluster): samples name their
-/// job by slot, so that read is an index, not a search of the jobs by id.
+/// A board needs every node's mean normalised latency of its last `z` tasks of each kind on
+/// every refresh (after any task completion, so on many offers of a busy cluster). Between two
+/// refreshes only a few completions happen, and each moves only the windows of its node and
+/// those that hold a task of its job; every other window keeps its mean, so a refresh reads
+/// it and recomputes only the moved ones. Samples name their job by slot, and windows are
+/// kept by node slot, so either read is an index, not a search by id.
 #[derive(Debug, Clone, Default)]
 pub struct Latencies {
-    /// The last `MAX_INFLUENCE_TASKS` maps (index 0) and reduces (index 1) per node, oldest
-    /// first.
-    recent: BTreeMap<NodeId, [VecDeque<Sample>; 2]>,
+    /// Each known node's slot in `windows`, in id order.
+    nodes: BTreeMap<NodeId, usize>,
+    /// The maps' (index 0) and reduces' (index 1) windows of each node slot.
+    windows: Vec<[Window; 2]>,
+    /// Slots of `windows` left by forgotten nodes, reused before it grows.
+    free_windows: Vec<usize>,
     /// Per job, its maps' and reduces' latency totals (every finished task, on any node), at
     /// the slot `slots` gives it; `None` for a free slot.
     jobs: Vec<Option<JobLatencies>>,
@@ -138,12 +160,22 @@ impl Latencies {
         };
         let latency_ms = latency_ms as f64;
         let job_slot = self.job_slot(app);
+        let node_slot = self.node_slot(node);
         if let Some(job) = self.jobs[job_slot].as_mut() {
             job.totals[slot].sum_ms += latency_ms;
             job.totals[slot].count += 1;
             job.samples += 1;
+            // The job's mean moved: so did every window mean computed with it.
+            for &watcher in &job.watchers[slot] {
+                if let Some(windows) = self.windows.get_mut(watcher) {
+                    windows[slot].mean = None;
+                }
+            }
+            job.watchers[slot].clear();
         }
-        let recent = &mut self.recent.entry(node.clone()).or_default()[slot];
+        let window = &mut self.windows[node_slot][slot];
+        window.mean = None;
+        let recent = &mut window.samples;
         let evicted = (recent.len() == MAX_INFLUENCE_TASKS)
             .then(|| recent.pop_front())
             .flatten();
@@ -166,6 +198,7 @@ impl Latencies {
             totals: [Totals::default(); 2],
             samples: 0,
             gone: false,
+            watchers: Default::default(),
         });
         let job_slot = match self.free.pop() {
             Some(free) => {
@@ -181,10 +214,34 @@ impl Latencies {
         job_slot
     }
 
-    /// Forgets a node that left the cluster.
+    /// The slot of `node`'s windows, given one if it has none.
+    fn node_slot(&mut self, node: &NodeId) -> usize {
+        if let Some(&node_slot) = self.nodes.get(node) {
+            return node_slot;
+        }
+        let node_slot = match self.free_windows.pop() {
+            Some(free) => free,
+            None => {
+                self.windows.push(Default::default());
+                self.windows.len() - 1
+            }
+        };
+        self.nodes.insert(node.clone(), node_slot);
+        node_slot
+    }
+
+    /// Forgets a node that left the cluster. Jobs may still name its slot as a watcher: a
+    /// node that takes the slot has its means recomputed once more, never one kept wrongly.
     pub fn forget_node(&mut self, node: &NodeId) {
-        for sample in self.recent.remove(node).into_iter().flatten().flatten() {
-            self.release(sample.job);
+        let Some(node_slot) = self.nodes.remove(node) else {
+            return;
+        };
+        let windows = std::mem::take(&mut self.windows[node_slot]);
+        self.free_windows.push(node_slot);
+        for window in windows {
+            for sample in window.samples {
+                self.release(sample.job);
+            }
         }
     }
 
@@ -220,35 +277,67 @@ impl Latencies {
     }
 
     /// The mean normalised latency (`latency / job mean`) of the last `z` tasks of one kind
-    /// (`slot`) in `recent`; `None` without any.
-    fn mean_normalised(&self, recent: &VecDeque<Sample>, slot: usize, z: usize) -> Option<f64> {
-        let (sum, count) = recent
+    /// (`slot`) of the node at `node_slot`; `None` without any. Computed from the samples only
+    /// when the kept mean moved (see [`Window::mean`]).
+    fn window_mean(&mut self, node_slot: usize, slot: usize, z: usize) -> Option<f64> {
+        let window = &mut self.windows[node_slot][slot];
+        if let Some((kept_z, mean)) = window.mean {
+            if kept_z == z {
+                return mean;
+            }
+        }
+        let jobs = &mut self.jobs;
+        let (sum, count) = window
+            .samples
             .iter()
             .rev()
             .take(z)
             .filter_map(|sample| {
-                let job = self.jobs[sample.job].as_ref()?;
+                let job = jobs[sample.job].as_mut()?;
+                let watchers = &mut job.watchers[slot];
+                if let Err(place) = watchers.binary_search(&node_slot) {
+                    watchers.insert(place, node_slot);
+                }
                 Some(sample.latency_ms / job.totals[slot].mean()?)
             })
             .fold((0.0, 0usize), |(sum, count), normalised| {
                 (sum + normalised, count + 1)
             });
-        (count > 0).then(|| sum / count as f64)
+        let mean = (count > 0).then(|| sum / count as f64);
+        window.mean = Some((z, mean));
+        mean
     }
 
-    /// `map_inf` (slot 0) or `reduce_inf` (slot 1) of every node in `nodes` (in id order): the
-    /// lowest mean normalised latency among nodes with samples over the node's own (the fastest
-    /// node 1); a node without samples counts as 1 so that new nodes get tried.
-    fn influence(&self, nodes: &[&NodeId], slot: usize, z: usize) -> Vec<f64> {
+    /// `map_inf` (index 0) and `reduce_inf` (index 1) of every node in `nodes` (in id order):
+    /// the lowest mean normalised latency among nodes with samples over the node's own (the
+    /// fastest node 1); a node without samples counts as 1 so that new nodes get tried.
+    fn influence(&mut self, nodes: &[&NodeId], z: usize) -> [Vec<f64>; 2] {
         // Both lists are in id order: one pass over each, not a search per node.
-        let mut recent = self.recent.iter().peekable();
-        let means: Vec<Option<f64>> = nodes
+        let node_slots: Vec<Option<usize>> = {
+            let mut kept = self.nodes.iter().peekable();
+            nodes
+                .iter()
+                .map(|&node| {
+                    while kept.next_if(|(id, _)| *id < node).is_some() {}
+                    kept.next_if(|(id, _)| *id == node)
+                        .map(|(_, &node_slot)| node_slot)
+                })
+                .collect()
+        };
+        [0, 1].map(|slot| self.influence_of_kind(&node_slots, slot, z))
+    }
+
+    /// One kind's influence terms (see [`Latencies::influence`]) of the nodes with these
+    /// window slots (`None`: no samples).
+    fn influence_of_kind(
+        &mut self,
+        node_slots: &[Option<usize>],
+        slot: usize,
+        z: usize,
+    ) -> Vec<f64> {
+        let means: Vec<Option<f64>> = node_slots
             .iter()
-            .map(|&node| {
-                while recent.next_if(|(id, _)| *id < node).is_some() {}
-                let kept = recent.next_if(|(id, _)| *id == node)?;
-                self.mean_normalised(&kept.1[slot], slot, z)
-            })
+            .map(|&node_slot| self.window_mean(node_slot?, slot, z))
             .collect();
         let fastest = means
             .iter()
@@ -269,8 +358,6 @@ impl Latencies {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Board {
     pub computed_ms: u64,
-    /// When this queue's scores last went to the log (at most once per refresh interval).
-    pub logged_ms: u64,
     /// How many task completions the policy had seen when this board was computed.
     pub completions: u64,
     pub nodes: Vec<NodeScore>,
@@ -283,15 +370,14 @@ impl Board {
     /// Computes every node's terms and scores from the state, the latencies and `params`.
     pub fn compute(
         state: &ClusterState,
-        latencies: &Latencies,
+        latencies: &mut Latencies,
         params: &Params,
         now_ms: u64,
         completions: u64,
     ) -> Board {
         let ids: Vec<&NodeId> = state.nodes.keys().collect();
         let z = params.influence_tasks;
-        let map_influence = latencies.influence(&ids, 0, z);
-        let reduce_influence = latencies.influence(&ids, 1, z);
+        let [map_influence, reduce_influence] = latencies.influence(&ids, z);
         let speeds: Vec<f64> = state
             .nodes
             .values()
@@ -359,7 +445,6 @@ impl Board {
         let reduce_rank = rank(&mut nodes, params, |n| &mut n.reduce);
         Board {
             computed_ms: now_ms,
-            logged_ms: now_ms,
             completions,
             nodes,
             map_rank,
@@ -393,25 +478,94 @@ fn rank(
     params: &Params,
     standing: impl Fn(&mut NodeScore) -> &mut Standing,
 ) -> Vec<usize> {
-    let scores: Vec<f64> = nodes.iter_mut().map(|n| standing(n).score).collect();
-    let mut order: Vec<usize> = (0..nodes.len()).collect();
-    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]).then(a.cmp(&b)));
-    let best = order.first().map_or(0.0, |&index| scores[index]);
+    // Score and index side by side: the sort compares neighbours in memory, not through an
+    // index. The index breaks ties, so no two keys are equal and an unstable sort gives the
+    // one order a stable sort would.
+    let mut order: Vec<(f64, usize)> = nodes
+        .iter_mut()
+        .enumerate()
+        .map(|(index, n)| (standing(n).score, index))
+        .collect();
+    order.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    let best = order.first().map_or(0.0, |&(score, _)| score);
     let count = nodes.len() as f64;
     let mut better = 0;
-    for (place, &index) in order.iter().enumerate() {
-        if place > 0 && scores[order[place - 1]] > scores[index] {
+    for (place, &(score, index)) in order.iter().enumerate() {
+        if place > 0 && order[place - 1].0 > score {
             better = place;
         }
-        let relative = if best > 0.0 {
-            scores[index] / best
-        } else {
-            0.0
-        };
+        let relative = if best > 0.0 { score / best } else { 0.0 };
         let entry = standing(&mut nodes[index]);
         entry.relative = relative;
         entry.position = better as f64 / count;
         entry.class = params.classes.of(relative);
     }
-    order
+    order.into_iter().map(|(_, index)| index).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    //! The kept window means against means computed from the samples alone, over random
+    //! histories of completions, departures and refreshes with varying `z`.
+
+    use super::*;
+    use proptest::prelude::*;
+
+    #[derive(Debug, Clone)]
+    enum Step {
+        Finished {
+            app: u8,
+            node: u8,
+            reduce: bool,
+            latency_ms: u64,
+        },
+        AppRemoved(u8),
+        NodeRemoved(u8),
+        Refresh(usize),
+    }
+
+    fn step() -> impl Strategy<Value = Step> {
+        prop_oneof![
+            6 => (0..5u8, 0..4u8, any::<bool>(), 0..3_000u64).prop_map(
+                |(app, node, reduce, latency_ms)| Step::Finished { app, node, reduce, latency_ms }
+            ),
+            1 => (0..5u8).prop_map(Step::AppRemoved),
+            1 => (0..4u8).prop_map(Step::NodeRemoved),
+            3 => (1..8usize).prop_map(Step::Refresh),
+        ]
+    }
+
+    proptest! {
+        #[test]
+        fn kept_means_equal_means_from_the_samples(steps in prop::collection::vec(step(), 1..120)) {
+            let nodes: Vec<NodeId> = (0..4).map(|n| NodeId(format!("n{n}").into())).collect();
+            let node_refs: Vec<&NodeId> = nodes.iter().collect();
+            let app = |a: u8| AppId(format!("application_1_{a}").into());
+            let mut latencies = Latencies::default();
+            for step in steps {
+                match step {
+                    Step::Finished { app: a, node, reduce, latency_ms } => {
+                        let kind = if reduce { TaskKind::Reduce } else { TaskKind::Map };
+                        latencies.record(&app(a), &nodes[usize::from(node)], kind, latency_ms);
+                    }
+                    Step::AppRemoved(a) => latencies.forget_job(&app(a)),
+                    Step::NodeRemoved(node) => latencies.forget_node(&nodes[usize::from(node)]),
+                    Step::Refresh(z) => {
+                        let mut from_samples = latencies.clone();
+                        for windows in &mut from_samples.windows {
+                            for window in windows {
+                                window.mean = None;
+                            }
+                        }
+                        let bits = |terms: [Vec<f64>; 2]| -> Vec<u64> {
+                            terms.iter().flatten().map(|t| t.to_bits()).collect()
+                        };
+                        let kept = bits(latencies.influence(&node_refs, z));
+                        let fresh = bits(from_samples.influence(&node_refs, z));
+                        prop_assert_eq!(kept, fresh, "z {}", z);
+                    }
+                }
+            }
+        }
+    }
 }
