@@ -145,20 +145,27 @@ fn start(env: &mut TestEnv, app: &str, priority: i32, count: u32) {
     }
 }
 
+/// r: 40 reduces of 60 s left (5 running, 35 pending); m: 2 maps of 30 s left (1 running, 1
+/// pending) and a reduce. Returns the container of m's running map.
+fn reduce_heavy_and_map_light_jobs(env: &mut TestEnv) -> ContainerId {
+    job(env, "r", 1, 1, 40);
+    env.offer(1, 1);
+    ran(env, "r", MAP, 1, 1_000, (0, 40));
+    start(env, "r", REDUCE, 5);
+    env.asks("r", &[(REDUCE, 35, &[])]);
+    job(env, "m", 2, 2, 1);
+    let running = env.run("m", MAP, 1, 1, Locality::OffSwitch);
+    env.asks("m", &[(MAP, 1, &[(1, 1)]), (REDUCE, 1, &[])]);
+    running
+}
+
 #[test]
 fn reduce_heavy_work_left_turns_the_container_to_a_reduce() {
     // r: 40 reduces of 60 s left (5 running, 35 pending: 2400 s); m: 2 maps of 30 s left
     // (1 running, 1 pending: 60 s). The queue holds 6 containers, with the offered one S = 7:
     // θ_cur = 60 / 2460, expected maps 0.17, not above the 1 running: reduce first.
     let mut env = TestEnv::fresh(1, 2, &[("jobsPerPhase", "all")]);
-    job(&mut env, "r", 1, 1, 40);
-    env.offer(1, 1);
-    ran(&mut env, "r", MAP, 1, 1_000, (0, 40));
-    start(&mut env, "r", REDUCE, 5);
-    env.asks("r", &[(REDUCE, 35, &[])]);
-    job(&mut env, "m", 2, 2, 1);
-    start(&mut env, "m", MAP, 1);
-    env.asks("m", &[(MAP, 1, &[(1, 1)]), (REDUCE, 1, &[])]);
+    reduce_heavy_and_map_light_jobs(&mut env);
     let response = env.offer(1, 1);
     assert_eq!(
         ranking(&response, Q),
@@ -233,14 +240,7 @@ fn a_container_stopped_before_its_task_completed_counts_at_the_next_offer() {
     // task completes (preempted): no observation says so, only the running counts change.
     // With no map running, S = 6 and θ_cur · S = 30 / 2430 · 6 = 0.07 > 0 maps: a map first.
     let mut env = TestEnv::fresh(1, 2, &[("jobsPerPhase", "all")]);
-    job(&mut env, "r", 1, 1, 40);
-    env.offer(1, 1);
-    ran(&mut env, "r", MAP, 1, 1_000, (0, 40));
-    start(&mut env, "r", REDUCE, 5);
-    env.asks("r", &[(REDUCE, 35, &[])]);
-    job(&mut env, "m", 2, 2, 1);
-    let running = env.run("m", MAP, 1, 1, Locality::OffSwitch);
-    env.asks("m", &[(MAP, 1, &[(1, 1)]), (REDUCE, 1, &[])]);
+    let running = reduce_heavy_and_map_light_jobs(&mut env);
     let response = env.offer(1, 1);
     assert_eq!(ranking(&response, Q)[0], format!("r:{REDUCE}:any"));
     env.pending.push(Event::ContainerFinished {
