@@ -390,6 +390,10 @@ impl Fresh {
             self.turns.clear();
             return;
         }
+        // Every policy observes every event; when no queue names FRESH, nothing is kept.
+        if self.turns.is_empty() {
+            return;
+        }
         let app = match observation {
             Observation::AppAdded { app }
             | Observation::AsksChanged { app }
