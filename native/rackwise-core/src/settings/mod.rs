@@ -44,7 +44,8 @@ pub struct Settings {
     queues: BTreeMap<String, QueueSetup>,
     /// The setup of a queue no `<rackwise>` element reaches: left to FairScheduler.
     unsteered: QueueSetup,
-    /// By registry position: whether some queue's own `<rackwise>` element names the policy.
+    /// By registry position: whether [`Settings::queues_of`] lists any queue. Kept, not asked
+    /// of `queues`, because it is read for every policy on every offer.
     named_by_a_queue: Vec<bool>,
     /// The scheduler's minimum allocation, as the shim sent it (all zero when it sent none).
     pub minimum_allocation: Resources,
@@ -114,10 +115,7 @@ impl Settings {
             .iter()
             .position(|d| !d.steers)
             .unwrap_or_default();
-        let named_by_a_queue = (0..declarations.len())
-            .map(|index| queues.values().any(|setup| setup.policy == index))
-            .collect();
-        Ok(Settings {
+        let mut settings = Settings {
             netsat: cluster::netsat_settings(&core, uplink_mbps),
             starvation_guard_ms: core.number(cluster::STARVATION_GUARD_MS) as u64,
             default_map_input_bytes: (core.number(cluster::DEFAULT_MAP_INPUT_MB) * 1024.0 * 1024.0)
@@ -131,9 +129,13 @@ impl Settings {
                 values: ParamValues::defaults(&[]),
                 starvation_guard_ms: None,
             },
-            named_by_a_queue,
+            named_by_a_queue: Vec::new(),
             minimum_allocation: config.minimum_allocation,
-        })
+        };
+        settings.named_by_a_queue = (0..declarations.len())
+            .map(|index| settings.queues_of(index).next().is_some())
+            .collect();
+        Ok(settings)
     }
 
     /// The policy of a queue: its own `<rackwise>` element, else its nearest ancestor's, else
