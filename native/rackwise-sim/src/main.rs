@@ -19,6 +19,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
 
+/// A simulated day allocates and frees tens of millions of small values; see the workspace
+/// manifest for why this allocator.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn after_help() -> String {
     format!(
         "presets: {}; baselines: {};\n\
