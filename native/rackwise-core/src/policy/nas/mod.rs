@@ -761,13 +761,16 @@ struct UserTurn<'a> {
 
 /// Appends NAS's ranking of one queue's jobs for this offer to `entries`.
 fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
-    // A delay tag covers at most the reduces the job still has pending.
-    for candidate in turn.candidates {
-        let pending = candidate.app.pending(TaskKind::Reduce);
-        if pending == 0 {
-            nas.delayed_reduces.remove(candidate.id);
-        } else if let Some(delayed) = nas.delayed_reduces.get_mut(candidate.id) {
-            *delayed = (*delayed).min(pending);
+    // A delay tag covers at most the reduces the job still has pending. Tags exist only after
+    // congestion: most offers would search an empty map once per candidate.
+    if !nas.delayed_reduces.is_empty() {
+        for candidate in turn.candidates {
+            let pending = candidate.app.pending(TaskKind::Reduce);
+            if pending == 0 {
+                nas.delayed_reduces.remove(candidate.id);
+            } else if let Some(delayed) = nas.delayed_reduces.get_mut(candidate.id) {
+                *delayed = (*delayed).min(pending);
+            }
         }
     }
     let ranked = entries.len();
