@@ -50,7 +50,7 @@ public final class CompareRunner {
           // native.required: a run that silently fell back to stock FS would compare FS
           // with itself.
           return new Variant("Rackwise", MultiRackCluster.RACKWISE_SCHEDULER,
-              "allocations/rackwise-fair-scheduler.xml",
+              "allocations/rackwise-compare-fair-scheduler.xml",
               Map.of(MultiRackCluster.RACKWISE_NATIVE_REQUIRED, "true"));
         case "stock":
           return new Variant("FairScheduler", MultiRackCluster.FAIR_SCHEDULER,
@@ -77,15 +77,12 @@ public final class CompareRunner {
      * JobMix.Settings#shuffleComparison()} on 2 racks x 2 nodes of four 512 MB containers, so
      * that a rack one job prefers is taken by the other job's work rather than left idle.
      *
-     * <p>The starvation guard is raised from 30 s to 180 s (still under MapReduce's 300 s
-     * reducer preemption). On a 2-core machine running a dozen task JVMs, a task takes
-     * 20-40 s, so a job routinely waits 30 s for any container at all; with the default the
-     * guard lifted every preference over a hundred times in one measured run, and Rackwise
-     * placed like FairScheduler.
+     * <p>The Rackwise run's queues (allocations/rackwise-compare-fair-scheduler.xml) raise the
+     * starvation guard and {@code rackWaitMs} from 30 s to 180 s: on a 2-core machine running a
+     * dozen task JVMs a task takes 20-40 s, and the file says what each default did here.
      */
     public static Setup shuffleComparison() {
-      return new Setup(2, 2, 2048, true, JobMix.Settings.shuffleComparison(),
-          Map.of("yarn.scheduler.rackwise.starvation-guard-ms", "180000"));
+      return new Setup(2, 2, 2048, true, JobMix.Settings.shuffleComparison(), Map.of());
     }
 
     /** {@link #shuffleComparison()} overridden by the system properties on the class. */
