@@ -114,8 +114,9 @@ pub struct Job {
     pub finished_maps_by_rack: BTreeMap<RackName, u32>,
     /// The sum of `finished_maps_by_rack`: NAS predicts every candidate's maps on every offer.
     finished_maps: u32,
-    /// Reduce containers placed per rack, running or done: the one count of them every policy
-    /// reads (SARP's reducesOnRack, NAS's placed reduces for ReduceNum).
+    /// Reduce containers per rack, running or done (not those that ended without their task):
+    /// the one count of them every policy reads (SARP's reducesOnRack, NAS's placed reduces for
+    /// ReduceNum).
     pub reduces_by_rack: BTreeMap<RackName, u32>,
     /// The job's finished map and reduce containers' times: its profile (FRESH), learned by
     /// its name when it leaves.
@@ -162,7 +163,7 @@ impl Job {
         }
     }
 
-    /// Reduces of the job placed on `rack`, running or done.
+    /// Reduces of the job on `rack`, running or done.
     pub fn reduces_on(&self, rack: &RackName) -> u32 {
         self.reduces_by_rack.get(rack).copied().unwrap_or(0)
     }
@@ -753,7 +754,17 @@ impl ClusterState {
                 let job = &mut known.job;
                 match finished.kind {
                     TaskKind::Map => job.running_maps = job.running_maps.saturating_sub(1),
-                    TaskKind::Reduce => job.running_reduces = job.running_reduces.saturating_sub(1),
+                    TaskKind::Reduce => {
+                        job.running_reduces = job.running_reduces.saturating_sub(1);
+                        if !task_completed {
+                            // A preempted reduce runs again and needs a place on its rack:
+                            // left counted, it would use up that rack's quota (SARP, NAS's
+                            // ReduceNum) and send its rerun to a rack without the output.
+                            if let Some(placed) = job.reduces_by_rack.get_mut(&finished.rack) {
+                                *placed = placed.saturating_sub(1);
+                            }
+                        }
+                    }
                     TaskKind::ApplicationMaster | TaskKind::Other => {}
                 }
                 if !task_completed {

@@ -149,6 +149,23 @@ fn a_container_that_ends_without_its_task_frees_the_slot_and_finishes_nothing() 
 }
 
 #[test]
+fn a_preempted_reduce_gives_its_rack_back_for_its_rerun() {
+    let mut f = Fixture::new();
+    let rack = RackName("/r1".into());
+    f.asks(&[(10, 2)]);
+    f.allocate("r1", 10, 1_000);
+    f.allocate("r2", 10, 1_000);
+    assert_eq!(f.state.apps[&AppId("app".into())].job.reduces_on(&rack), 2);
+    // Preempted: its rerun is asked again and must find /r1's quota free, or SARP and NAS's
+    // ReduceNum would send it to a rack without the job's output.
+    f.end("r1", 2_000, false);
+    f.finish("r2", 9_000);
+    let job = &f.state.apps[&AppId("app".into())].job;
+    assert_eq!(job.reduces_on(&rack), 1);
+    assert_eq!((job.running_reduces, job.finished_reduces), (0, 1));
+}
+
+#[test]
 fn a_job_goes_through_its_phases_by_its_counts() {
     let mut f = Fixture::new();
     f.asks(&[(0, 1)]);

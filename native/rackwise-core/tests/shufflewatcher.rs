@@ -128,6 +128,45 @@ fn strict_quotas_veto_reduces_on_a_rack_whose_quota_is_used() {
     assert_eq!(ranking(&env.offer(2, 1), "root.sw"), ["job1:10:any"]);
 }
 
+/// A reduce of the 9 on rack 1 is stopped and asked again. Preempted by the RM (its status
+/// says the task did not complete), it no longer holds rack 1's quota; killed by the AM
+/// (`KILLED_BY_APPMASTER`, which the RM cannot tell from a task that succeeded), it counts as
+/// done and the rerun's ask raises the job's reduce count, so the quota grows. Either way the
+/// rerun may go back to rack 1, where 9 of 10 maps' output sits.
+#[test]
+fn a_reduce_stopped_and_asked_again_keeps_its_place_on_its_rack() {
+    for task_completed in [false, true] {
+        let mut env = TestEnv::new(2, 2, &[]);
+        env.submit("job1", "root.sw", 1, &["rackwise.shuffle-ratio=3"]);
+        env.asks("job1", &[(MAP, 10, &[])]);
+        for i in 0..10 {
+            let map = env.run(
+                "job1",
+                MAP,
+                if i < 9 { 1 } else { 2 },
+                1,
+                Locality::NodeLocal,
+            );
+            env.finish("job1", map);
+        }
+        env.asks("job1", &[(REDUCE, 10, &[])]);
+        let mut on_rack1 = Vec::new();
+        for _ in 0..9 {
+            env.offer(1, 1);
+            on_rack1.push(env.run("job1", REDUCE, 1, 1, Locality::OffSwitch));
+        }
+        env.offer(2, 1);
+        env.run("job1", REDUCE, 2, 1, Locality::OffSwitch);
+        env.end("job1", on_rack1[0].clone(), task_completed);
+        env.asks("job1", &[(REDUCE, 1, &[])]);
+        assert_eq!(
+            ranking(&env.offer(1, 2), "root.sw"),
+            ["job1:10:any"],
+            "task_completed {task_completed}: the rerun is vetoed from rack 1"
+        );
+    }
+}
+
 /// SARP's split at a reduce's placement, not at the job's first reduce ask: when the reduces
 /// are asked 2 of the job's 10 maps have finished, both on rack 1; the other 8 then finish on
 /// rack 2. Fixed at the ask (`first-ask`), rack 1 holds every reduce's quota and rack 2 none,

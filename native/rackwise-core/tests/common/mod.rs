@@ -295,11 +295,17 @@ impl TestEnv {
     }
 
     pub fn finish(&mut self, app: &str, container: ContainerId) {
+        self.end(app, container, true);
+    }
+
+    /// A container's end; `task_completed` false as the shim reports a preempted, unused or
+    /// lost one.
+    pub fn end(&mut self, app: &str, container: ContainerId, task_completed: bool) {
         self.pending.push(Event::ContainerFinished {
             app: AppId(app.into()),
             container,
             time_ms: self.now_ms,
-            task_completed: true,
+            task_completed,
         });
     }
 
