@@ -505,8 +505,9 @@ impl Sim<'_> {
     }
 
     /// Releases a container that ran at `priority` (an AM, a map or a reduce). `task_completed`
-    /// is what the shim derives from the container's exit status: false for a preempted or
-    /// unused container.
+    /// is what the shim derives from the container's exit status: false for a container the AM
+    /// gives back unused (ABORTED); true for one the AM stops (KILLED_BY_APPMASTER), whether
+    /// its task succeeded or the AM killed it. The model has no RM preemption (PREEMPTED).
     pub(super) fn release(
         &mut self,
         j: u32,

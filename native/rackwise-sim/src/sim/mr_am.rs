@@ -358,7 +358,10 @@ impl Sim<'_> {
         self.counters.shuffle_refetched += fetched;
         self.counters.reduces_preempted += 1;
         self.jobs[j as usize].reduces_killed += 1;
-        self.release(j, node, container, PRIORITY_REDUCE, false);
+        // The AM stops the container itself, so the RM sees KILLED_BY_APPMASTER, the status of
+        // a task that succeeded too: the shim reports it as completed (the core learns a short
+        // reduce, and the rerun's ask makes room for it in the job's reduce count).
+        self.release(j, node, container, PRIORITY_REDUCE, true);
         self.am_wake(j);
     }
 
