@@ -757,9 +757,9 @@ impl ClusterState {
                     TaskKind::Reduce => {
                         job.running_reduces = job.running_reduces.saturating_sub(1);
                         if !task_completed {
-                            // A preempted reduce runs again and needs a place on its rack:
-                            // left counted, it would use up that rack's quota (SARP, NAS's
-                            // ReduceNum) and send its rerun to a rack without the output.
+                            // A reduce preempted or released unused runs again and needs a
+                            // place on its rack: left counted, it would use up that rack's
+                            // quota (SARP, NAS's ReduceNum) and send its rerun elsewhere.
                             if let Some(placed) = job.reduces_by_rack.get_mut(&finished.rack) {
                                 *placed = placed.saturating_sub(1);
                             }
