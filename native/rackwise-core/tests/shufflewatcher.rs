@@ -92,10 +92,9 @@ fn figure7_sarp_cuts_cross_rack_shuffle_from_50_to_18_gb_per_job() {
     }
 }
 
-/// SARP's quotas are enforced where reduces are placed: once job1's 9 reduces sit on rack 1,
-/// rack 1 gets no more of them (strict mode) while rack 2 still takes its one.
-#[test]
-fn strict_quotas_veto_reduces_on_a_rack_whose_quota_is_used() {
+/// Shuffle-heavy job1 (ratio 3) on 2 racks of 2 nodes: 9 of its 10 maps finished on rack 1 and
+/// one on rack 2, and its 10 reduces asked, so SARP's quotas are 9 on rack 1 and 1 on rack 2.
+fn heavy_job_asking_ten_reduces_with_nine_maps_on_rack_1() -> TestEnv {
     let mut env = TestEnv::new(2, 2, &[]);
     env.submit("job1", "root.sw", 1, &["rackwise.shuffle-ratio=3"]);
     env.asks("job1", &[(MAP, 10, &[])]);
@@ -110,6 +109,14 @@ fn strict_quotas_veto_reduces_on_a_rack_whose_quota_is_used() {
         env.finish("job1", map);
     }
     env.asks("job1", &[(REDUCE, 10, &[])]);
+    env
+}
+
+/// SARP's quotas are enforced where reduces are placed: once job1's 9 reduces sit on rack 1,
+/// rack 1 gets no more of them (strict mode) while rack 2 still takes its one.
+#[test]
+fn strict_quotas_veto_reduces_on_a_rack_whose_quota_is_used() {
+    let mut env = heavy_job_asking_ten_reduces_with_nine_maps_on_rack_1();
     for _ in 0..9 {
         assert_eq!(ranking(&env.offer(1, 1), "root.sw"), ["job1:10:any"]);
         env.run("job1", REDUCE, 1, 1, Locality::OffSwitch);
@@ -136,20 +143,7 @@ fn strict_quotas_veto_reduces_on_a_rack_whose_quota_is_used() {
 #[test]
 fn a_reduce_stopped_and_asked_again_keeps_its_place_on_its_rack() {
     for task_completed in [false, true] {
-        let mut env = TestEnv::new(2, 2, &[]);
-        env.submit("job1", "root.sw", 1, &["rackwise.shuffle-ratio=3"]);
-        env.asks("job1", &[(MAP, 10, &[])]);
-        for i in 0..10 {
-            let map = env.run(
-                "job1",
-                MAP,
-                if i < 9 { 1 } else { 2 },
-                1,
-                Locality::NodeLocal,
-            );
-            env.finish("job1", map);
-        }
-        env.asks("job1", &[(REDUCE, 10, &[])]);
+        let mut env = heavy_job_asking_ten_reduces_with_nine_maps_on_rack_1();
         let mut on_rack1 = Vec::new();
         for _ in 0..9 {
             env.offer(1, 1);
