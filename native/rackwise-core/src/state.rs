@@ -754,21 +754,18 @@ impl ClusterState {
                 let job = &mut known.job;
                 match finished.kind {
                     TaskKind::Map => job.running_maps = job.running_maps.saturating_sub(1),
-                    TaskKind::Reduce => {
-                        job.running_reduces = job.running_reduces.saturating_sub(1);
-                        if !task_completed {
-                            // A reduce preempted or released unused runs again and needs a
-                            // place on its rack: left counted, it would use up that rack's
-                            // quota (SARP, NAS's ReduceNum) and send its rerun elsewhere.
-                            if let Some(placed) = job.reduces_by_rack.get_mut(&finished.rack) {
-                                *placed = placed.saturating_sub(1);
-                            }
-                        }
-                    }
+                    TaskKind::Reduce => job.running_reduces = job.running_reduces.saturating_sub(1),
                     TaskKind::ApplicationMaster | TaskKind::Other => {}
                 }
                 if !task_completed {
-                    // Its task runs again elsewhere: only the slot is free.
+                    // Its task runs again elsewhere: only the slot is free. A reduce's rack
+                    // count goes back too: left counted, it would use up that rack's quota
+                    // (SARP, NAS's ReduceNum) and send the rerun elsewhere.
+                    if finished.kind == TaskKind::Reduce {
+                        if let Some(placed) = job.reduces_by_rack.get_mut(&finished.rack) {
+                            *placed = placed.saturating_sub(1);
+                        }
+                    }
                     return;
                 }
                 let took_ms = time_ms.saturating_sub(finished.start_ms);
