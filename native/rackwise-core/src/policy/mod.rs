@@ -24,7 +24,7 @@ use crate::protocol::{
     QueueWeight, RackName, Resources,
 };
 use crate::settings::{params::no_check, Declaration, ParamValues, Settings};
-use crate::state::{App, ClusterState, Node, Observation};
+use crate::state::{App, ClusterState, Job, Node, Observation};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -433,6 +433,33 @@ pub fn reachable_map_locality(app: &App, state: &ClusterState) -> Locality {
     } else {
         Locality::OffSwitch
     }
+}
+
+/// Whether a reduce of `app` should stay off `rack` (NAS's `reduceRackWaitMs`): the job's
+/// reduces there reached its CA-RTS ReduceNum in whole reduces (its reduces apportioned over the
+/// racks of its finished maps, floors then the largest remainders, so a one-reduce job wants
+/// exactly its busiest rack, where the paper's fraction is above 0 on every rack holding any
+/// output), and `rack` holds less than half the finished maps of the busiest rack, so a reduce
+/// here would fetch markedly more across racks than one there (never before a map finished).
+pub fn reduce_held_off(app: &App, rack: &RackName) -> bool {
+    let job = &app.job;
+    let total = job.known_reduces(app.pending(TaskKind::Reduce));
+    output_elsewhere(job, rack)
+        && job.reduces_on(rack)
+            >= shufflewatcher::sarp::apportioned(total, &job.finished_maps_by_rack, rack)
+}
+
+/// Whether `rack` holds less than half the finished maps of the job's busiest rack (false
+/// before any finished).
+fn output_elsewhere(job: &Job, rack: &RackName) -> bool {
+    let here = job.finished_maps_by_rack.get(rack).copied().unwrap_or(0);
+    let busiest = job
+        .finished_maps_by_rack
+        .values()
+        .copied()
+        .max()
+        .unwrap_or(0);
+    2 * here < busiest
 }
 
 /// Every outstanding map and reduce ask of an app, loosest locality, lowest priority first

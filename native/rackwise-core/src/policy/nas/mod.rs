@@ -70,15 +70,14 @@
 //!   on a rack is its MapOutputPortion there; before any map finished it is spread evenly.
 
 use crate::mapreduce::{TaskKind, RERUN_MAP_PRIORITY};
-use crate::policy::shufflewatcher::sarp::apportioned;
 use crate::policy::{
-    containers_fitting, log_storage_without_locality, reachable_map_locality, Candidate, Context,
-    Offer, Policy, Turn,
+    containers_fitting, log_storage_without_locality, reachable_map_locality, reduce_held_off,
+    Candidate, Context, Offer, Policy, Turn,
 };
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Ask, Locality, PlanEntry, RackName, Resources};
 use crate::settings::{Declaration, Param, ParamProblem, ParamValues, Settings};
-use crate::state::{App, ClusterState, Job, Node, Observation};
+use crate::state::{App, ClusterState, Node, Observation};
 use std::cell::OnceCell;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -1037,33 +1036,7 @@ fn reached_reduce_num(app: &App, rack: &RackName, racks: f64) -> bool {
     f64::from(job.reduces_on(rack)) >= total * portion
 }
 
-/// Whether a reduce of the job is held off `rack`: the job's reduces there reached its
-/// ReduceNum in whole reduces (its reduces apportioned over the racks of its finished maps,
-/// floors then the largest remainders, so a one-reduce job wants exactly its busiest rack,
-/// where the paper's fraction is above 0 on every rack holding any output), and `rack` holds
-/// less than half the finished maps of the busiest rack, so a reduce here would fetch markedly
-/// more across racks than one there (never before a map finished).
-fn held_off(app: &App, rack: &RackName) -> bool {
-    let job = &app.job;
-    let total = job.known_reduces(app.pending(TaskKind::Reduce));
-    output_elsewhere(job, rack)
-        && job.reduces_on(rack) >= apportioned(total, &job.finished_maps_by_rack, rack)
-}
-
-/// Whether `rack` holds less than half the finished maps of the job's busiest rack (false
-/// before any finished).
-fn output_elsewhere(job: &Job, rack: &RackName) -> bool {
-    let here = job.finished_maps_by_rack.get(rack).copied().unwrap_or(0);
-    let busiest = job
-        .finished_maps_by_rack
-        .values()
-        .copied()
-        .max()
-        .unwrap_or(0);
-    2 * here < busiest
-}
-
-/// CA-RTS's ReduceNum made binding for a bounded wait: a reduce of a job that `held_off` the
+/// CA-RTS's ReduceNum made binding for a bounded wait: a reduce of a job that `reduce_held_off` the
 /// offered rack is kept off it until the job has waited `reduceRackWaitMs` since the first
 /// such hold after its last reduce start. Ranking alone moved nothing on a saturated cluster:
 /// a user rarely has two reduce jobs to choose between, so its one job's reduce took whichever
@@ -1081,7 +1054,7 @@ fn hold_reduces<'a>(
     let now_ms = turn.offer.now_ms;
     jobs.into_iter()
         .filter(|job| {
-            if !held_off(job.candidate.app, turn.offer.rack) {
+            if !reduce_held_off(job.candidate.app, turn.offer.rack) {
                 return true;
             }
             let since = *nas
