@@ -161,6 +161,79 @@ fn a_reduce_stopped_and_asked_again_keeps_its_place_on_its_rack() {
     }
 }
 
+/// A shuffle-light job `light` (ratio 0.5, so no SARP quota) with one reduce asked once its
+/// four maps finished, three on rack 2 and one on rack 1, and a shuffle-heavy one `heavy`
+/// (ratio 3) with one reduce and its one map finished on rack 2, both in `root.sw` with
+/// `reduceRackWaitMs` at its default, 5 s.
+fn light_and_heavy_jobs_with_their_output_on_rack_2() -> TestEnv {
+    let mut env = TestEnv::new(3, 2, &[]);
+    env.submit("light", "root.sw", 1, &["rackwise.shuffle-ratio=0.5"]);
+    env.asks("light", &[(MAP, 4, &[])]);
+    for r in [2, 2, 2, 1] {
+        let map = env.run("light", MAP, r, 1, Locality::NodeLocal);
+        env.finish("light", map);
+    }
+    env.asks("light", &[(REDUCE, 1, &[])]);
+    env.submit("heavy", "root.sw", 2, &["rackwise.shuffle-ratio=3"]);
+    env.asks("heavy", &[(MAP, 1, &[])]);
+    let map = env.run("heavy", MAP, 2, 2, Locality::NodeLocal);
+    env.finish("heavy", map);
+    env.asks("heavy", &[(REDUCE, 1, &[])]);
+    env
+}
+
+/// `reduceRackWaitMs`: a shuffle-light job has no SARP quota, so without the wait its reduce
+/// takes the first container its queue gets. With it, the reduce stays off rack 1 (a third of
+/// the busiest rack's output) and rack 3 (none) for 5 s from the first hold, goes to rack 2 at
+/// once, and anywhere after the wait; a reduce started restarts the wait.
+#[test]
+fn a_light_reduce_waits_for_a_rack_near_its_output_for_a_bounded_time() {
+    let mut env = light_and_heavy_jobs_with_their_output_on_rack_2();
+    let light = "light:10:any".to_string();
+    let start = env.now_ms;
+    for (offset, r) in [(0, 1), (2_000, 3), (4_999, 1)] {
+        env.now_ms = start + offset;
+        assert!(
+            !ranking(&env.offer(r, 1), "root.sw").contains(&light),
+            "held off rack {r} at +{offset} ms"
+        );
+    }
+    assert!(ranking(&env.offer(2, 1), "root.sw").contains(&light));
+    env.now_ms = start + 5_000;
+    assert!(ranking(&env.offer(3, 1), "root.sw").contains(&light));
+
+    // The reduce starts on rack 3 and the job asks for one more: the wait starts over, so
+    // rack 3 is held again (of two reduces, rack 2 and rack 1 want one each).
+    env.run("light", REDUCE, 3, 1, Locality::OffSwitch);
+    env.asks("light", &[(REDUCE, 1, &[])]);
+    assert!(!ranking(&env.offer(3, 2), "root.sw").contains(&light));
+    assert!(ranking(&env.offer(1, 2), "root.sw").contains(&light));
+    env.now_ms += 5_000;
+    assert!(ranking(&env.offer(3, 2), "root.sw").contains(&light));
+}
+
+/// The wait is for shuffle-light jobs: a heavy job's reduces follow SARP's quotas, under which
+/// rack 1 (no output, quota 0) is vetoed with or without it; 0 turns it off.
+#[test]
+fn reduce_rack_wait_leaves_heavy_reduces_to_sarp_and_zero_turns_it_off() {
+    let mut env = light_and_heavy_jobs_with_their_output_on_rack_2();
+    assert_eq!(
+        ranking(&env.offer(2, 1), "root.sw"),
+        ["heavy:10:any", "light:10:any"]
+    );
+    assert!(ranking(&env.offer(1, 1), "root.sw").is_empty());
+
+    let mut off = TestEnv::with_queue(3, 2, &[], &[("reduceRackWaitMs", "0")]);
+    off.submit("light", "root.sw", 1, &["rackwise.shuffle-ratio=0.5"]);
+    off.asks("light", &[(MAP, 2, &[])]);
+    for r in [2, 2] {
+        let map = off.run("light", MAP, r, 1, Locality::NodeLocal);
+        off.finish("light", map);
+    }
+    off.asks("light", &[(REDUCE, 1, &[])]);
+    assert_eq!(ranking(&off.offer(1, 1), "root.sw"), ["light:10:any"]);
+}
+
 /// SARP's split at a reduce's placement, not at the job's first reduce ask: when the reduces
 /// are asked 2 of the job's 10 maps have finished, both on rack 1; the other 8 then finish on
 /// rack 2. Fixed at the ask (`first-ask`), rack 1 holds every reduce's quota and rack 2 none,

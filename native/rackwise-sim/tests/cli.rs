@@ -175,10 +175,14 @@ fn compare_reports_the_load_and_the_offer_counters_in_its_json() {
     }
     assert!(doc["policies"]["fair"]["preferred_racks"].is_null());
     assert_eq!(doc["policies"]["fair"]["guard_lifts"], 0);
+    // SAMP chose racks for every job but perhaps the last: it arrives as the others finish,
+    // and SAMP's capacity rule gives a job that shares the cluster with few others a fair share
+    // beyond one rack, so every rack may be its set (how few depends on the run's timing).
     let preferred = &doc["policies"]["shufflewatcher"]["preferred_racks"];
-    assert_eq!(
-        preferred["jobs"], 12,
-        "SAMP chose racks for every job: {preferred}"
+    let chose = preferred["jobs"].as_u64().unwrap();
+    assert!(
+        (11..=12).contains(&chose),
+        "SAMP chose racks for {chose} of 12 jobs: {preferred}"
     );
     let share = preferred["byte_share"].as_f64().unwrap();
     assert!((0.0..=1.0).contains(&share), "{share}");

@@ -435,12 +435,13 @@ pub fn reachable_map_locality(app: &App, state: &ClusterState) -> Locality {
     }
 }
 
-/// Whether a reduce of `app` should stay off `rack` (NAS's `reduceRackWaitMs`): the job's
-/// reduces there reached its CA-RTS ReduceNum in whole reduces (its reduces apportioned over the
-/// racks of its finished maps, floors then the largest remainders, so a one-reduce job wants
-/// exactly its busiest rack, where the paper's fraction is above 0 on every rack holding any
-/// output), and `rack` holds less than half the finished maps of the busiest rack, so a reduce
-/// here would fetch markedly more across racks than one there (never before a map finished).
+/// Whether a reduce of `app` should stay off `rack` (`reduceRackWaitMs` of NAS, and of
+/// ShuffleWatcher for shuffle-light jobs): the job's reduces there reached its CA-RTS ReduceNum
+/// in whole reduces (its reduces apportioned over the racks of its finished maps, floors then
+/// the largest remainders, so a one-reduce job wants exactly its busiest rack, where the paper's
+/// fraction is above 0 on every rack holding any output), and `rack` holds less than half the
+/// finished maps of the busiest rack, so a reduce here would fetch markedly more across racks
+/// than one there (never before a map finished).
 pub fn reduce_held_off(app: &App, rack: &RackName) -> bool {
     let job = &app.job;
     let total = job.known_reduces(app.pending(TaskKind::Reduce));

@@ -3,7 +3,9 @@
 //! SARP fixes, once per job, how its reduces split over racks; a starvation window ranks older
 //! jobs first; relaxed fairness lets a queue with nothing preferred pass its turn. Inside
 //! NASS's map lines a job waits, for a bounded time, for a node-local map or one on its preferred
-//! racks (delay scheduling's mechanism, which is what makes SAMP's preference bind).
+//! racks (delay scheduling's mechanism, which is what makes SAMP's preference bind); with
+//! `reduceRackWaitMs` a shuffle-light job's reduce, which SARP leaves free, waits the same way
+//! for a rack near its output.
 
 mod nass;
 pub mod samp;
@@ -11,7 +13,8 @@ pub mod sarp;
 
 use crate::mapreduce::{TaskKind, MAP_PRIORITY};
 use crate::policy::{
-    containers_fitting, log_storage_without_locality, reachable_map_locality, Context, Policy, Turn,
+    containers_fitting, log_storage_without_locality, reachable_map_locality, reduce_held_off,
+    Context, Policy, Turn,
 };
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Locality, PlanEntry, RackName};
@@ -31,6 +34,7 @@ const LOCALITY_WAIT_MS: &str = "localityWaitMs";
 const RACK_WAIT_MS: &str = "rackWaitMs";
 const OFF_RACK_MAPS: &str = "offRackMaps";
 const SAMP_RECHECK: &str = "sampRecheck";
+const REDUCE_RACK_WAIT_MS: &str = "reduceRackWaitMs";
 
 /// The `<rackwise>` elements of a `shufflewatcher` queue.
 const QUEUE_PARAMS: &[Param] = &[
@@ -125,6 +129,19 @@ const QUEUE_PARAMS: &[Param] = &[
          choice again with that ratio for the maps still pending, and the job drops its rack \
          preference when every rack is then the best set; false: SAMP's first choice stands",
     ),
+    Param::number(
+        REDUCE_RACK_WAIT_MS,
+        // Measured (docs/simulator.md, "A bounded rack wait for shuffle-light reduces"): on
+        // FB-2010 at X = 16 and 24 over seeds 1-6 it cut the cross-rack shuffle from 0.844x and
+        // 0.833x fair's to 0.780x and 0.813x at throughput within the seeds' spread, and on the
+        // mix it raised both; 5 s is NAS's and delay scheduling's wait.
+        5_000.0,
+        (0.0, false),
+        3_600_000.0,
+        "how long a shuffle-light job's reduce waits for a rack near its finished maps' output \
+         (held off a rack with under half the output of the job's busiest rack once the job's \
+         reduces there reached their share); 0 = no wait",
+    ),
 ];
 
 /// A queue's parameters, read from its declared values.
@@ -156,6 +173,8 @@ pub(crate) struct Params {
     /// Whether SAMP's choice is weighed again, once, with the ratio the job's counters measure
     /// (a preference that no longer pays is dropped; one that does is kept as it was).
     pub samp_recheck: bool,
+    /// How long a shuffle-light job's reduce is kept off racks far from its output; 0: never.
+    pub reduce_rack_wait_ms: u64,
 }
 
 impl Params {
@@ -176,6 +195,7 @@ impl Params {
                 _ => None,
             },
             samp_recheck: values.bool(SAMP_RECHECK),
+            reduce_rack_wait_ms: values.number(REDUCE_RACK_WAIT_MS) as u64,
         }
     }
 }
@@ -198,6 +218,9 @@ pub struct JobPlacement {
     /// its latest ask table: worked out when the table changes (the MapReduce AM re-sends it
     /// after every allocation), not on every offer.
     pub reachable: Option<Locality>,
+    /// Since when `reduceRackWaitMs` has kept the job's reduces off racks far from its output:
+    /// from the first such hold after its last reduce start.
+    reduce_hold_since: Option<u64>,
 }
 
 /// How far a job's maps have relaxed their placement (delay scheduling's allowed level, with
@@ -284,6 +307,23 @@ impl JobPlacement {
                 .as_ref()
                 .is_some_and(|choice| choice.local_elsewhere_pays(ratio))
         })
+    }
+
+    /// `reduceRackWaitMs`: whether the job's reduces stay off `rack` on this offer. A
+    /// shuffle-light job's reduce has no SARP quota, and on a saturated cluster it takes the
+    /// first container its queue gets, wherever its output is; the hold lasts from the first
+    /// offer that holds it until it has waited `reduceRackWaitMs`, and a reduce placed anywhere
+    /// starts the next wait afresh.
+    fn holds_reduces(&mut self, app: &App, rack: &RackName, params: &Params, now_ms: u64) -> bool {
+        if params.reduce_rack_wait_ms == 0
+            || app.job.estimate.ratio > params.shuffle_heavy_ratio
+            || app.pending(TaskKind::Reduce) == 0
+            || !reduce_held_off(app, rack)
+        {
+            return false;
+        }
+        let since = *self.reduce_hold_since.get_or_insert(now_ms);
+        now_ms.saturating_sub(since) < params.reduce_rack_wait_ms
     }
 
     /// Whether SAMP prefers some racks over others for the job.
@@ -556,6 +596,20 @@ impl Policy for ShuffleWatcher {
                     self.weigh_samp_again(state, id, slot, app);
                 }
             }
+            // A placed reduce ends its job's reduce hold.
+            Observation::TaskStarted {
+                app,
+                kind: TaskKind::Reduce,
+                ..
+            } => {
+                if let Some(slot) = context.state.apps.slot_of(app) {
+                    if let Some(Some((id, placement))) = self.jobs.get_mut(slot) {
+                        if id == app {
+                            placement.reduce_hold_since = None;
+                        }
+                    }
+                }
+            }
             // A placed map sets the job's wait to the level it needed, from now.
             Observation::TaskStarted {
                 app,
@@ -589,47 +643,55 @@ impl Policy for ShuffleWatcher {
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {
         let params = turn.params.typed(Params::of);
         let now_ms = turn.offer.now_ms;
-        // A job's wait starts at the first offer that sees its maps.
-        for candidate in turn.candidates {
-            if let Some(Some((id, placement))) = self.jobs.get_mut(candidate.slot) {
-                if id == candidate.id
-                    && placement.map_wait.is_none()
-                    && candidate.app.pending(TaskKind::Map) > 0
-                {
+        // A job's map wait starts at the first offer that sees its maps, and its reduce hold
+        // at the first offer that holds it.
+        let reduce_held: Vec<bool> = turn
+            .candidates
+            .iter()
+            .map(|candidate| {
+                let Some(Some((id, placement))) = self.jobs.get_mut(candidate.slot) else {
+                    return false;
+                };
+                if id != candidate.id {
+                    return false;
+                }
+                if placement.map_wait.is_none() && candidate.app.pending(TaskKind::Map) > 0 {
                     placement.map_wait = Some(MapWait {
                         level: 0,
                         since_ms: now_ms,
                     });
                 }
-            }
-        }
+                placement.holds_reduces(candidate.app, turn.offer.rack, params, now_ms)
+            })
+            .collect();
         let mut ask_facts = std::mem::take(&mut self.ask_facts);
-        let placements: Vec<Option<&JobPlacement>> = turn
+        let jobs: Vec<nass::JobTurn> = turn
             .candidates
             .iter()
-            .map(|candidate| self.at(candidate.slot, candidate.id))
-            .collect();
-        // Each job's map level on this offer; a job ShuffleWatcher knows nothing of is not held.
-        let levels: Vec<u8> = placements
-            .iter()
-            .map(|placement| {
-                let Some(placement) = placement else {
-                    return ANY_MAP;
-                };
-                placement.map_wait.map_or(ANY_MAP, |wait| {
-                    wait.level(
-                        now_ms,
-                        placement.reachable.unwrap_or(Locality::NodeLocal),
-                        placement.has_preference(),
-                        params,
-                    )
-                })
+            .zip(reduce_held)
+            .map(|(candidate, reduce_held)| {
+                let placement = self.at(candidate.slot, candidate.id);
+                // A job ShuffleWatcher knows nothing of is not held.
+                let level = placement.map_or(ANY_MAP, |placement| {
+                    placement.map_wait.map_or(ANY_MAP, |wait| {
+                        wait.level(
+                            now_ms,
+                            placement.reachable.unwrap_or(Locality::NodeLocal),
+                            placement.has_preference(),
+                            params,
+                        )
+                    })
+                });
+                nass::JobTurn {
+                    placement,
+                    level,
+                    reduce_held,
+                }
             })
             .collect();
         let preferred = nass::rank(
             turn.candidates,
-            &placements,
-            &levels,
+            &jobs,
             params,
             turn.offer,
             &mut ask_facts,

@@ -138,7 +138,9 @@ impl Category {
             Category::NodeLocalMaps => map && facts.node_split,
             Category::RackLocalMaps => map && facts.rack_split,
             Category::AnyMaps => map,
-            Category::LightReduces => facts.kind == TaskKind::Reduce && !facts.heavy,
+            Category::LightReduces => {
+                facts.kind == TaskKind::Reduce && !facts.heavy && !facts.reduce_held
+            }
             Category::HeavyReducesUnderQuota => {
                 heavy_reduce && facts.quota == Some(QuotaState::Under)
             }
@@ -157,6 +159,16 @@ impl Category {
             _ => Locality::OffSwitch,
         })
     }
+}
+
+/// One candidate job on this offer, as ShuffleWatcher's memory has it.
+pub(super) struct JobTurn<'a> {
+    /// SAMP's and SARP's decisions for the job, if any were made.
+    pub(super) placement: Option<&'a JobPlacement>,
+    /// Its map-locality level now (`MapWait`).
+    pub(super) level: u8,
+    /// Whether `reduceRackWaitMs` keeps its shuffle-light reduces off the offered rack.
+    pub(super) reduce_held: bool,
 }
 
 /// What the categories ask of one outstanding ask on this offer, worked out once per offer
@@ -179,6 +191,8 @@ pub(super) struct AskFacts {
     heavy: bool,
     /// A shuffle-heavy reduce's SARP quota on the offered rack; `None` for any other ask.
     quota: Option<QuotaState>,
+    /// A shuffle-light reduce that `reduceRackWaitMs` keeps off the offered rack.
+    reduce_held: bool,
     /// The localities already emitted for this ask (bits by `Locality as u8`): an entry
     /// repeated in a later category could never be chosen, the first satisfiable one wins.
     emitted: u8,
@@ -188,12 +202,13 @@ impl AskFacts {
     fn of(
         position: usize,
         candidate: &Candidate,
-        placement: Option<&JobPlacement>,
+        job: &JobTurn,
         ask: &Ask,
         policy: &Params,
         offer: &Offer,
         (prefers_here, off_racks): (Option<bool>, Option<Locality>),
     ) -> AskFacts {
+        let placement = job.placement;
         let app = candidate.app;
         let kind = TaskKind::of_mapreduce_priority(ask.priority);
         let map = kind == TaskKind::Map;
@@ -234,6 +249,7 @@ impl AskFacts {
             rack_split: map && ask.racks.get(offer.rack).is_some_and(|n| *n > 0),
             heavy,
             quota,
+            reduce_held: job.reduce_held && kind == TaskKind::Reduce,
             emitted: 0,
         }
     }
@@ -242,13 +258,14 @@ impl AskFacts {
 /// Appends the NASS ranking of the queue's jobs for this offer to `entries`; returns whether
 /// any entry is "preferred" (for relaxed fairness). `candidates` come by arrival (submit time
 /// first), so each starvation window's jobs are one run of them, earlier windows first.
-/// `levels` are the jobs' map-locality levels (`MapWait`): a map placement the job's level
-/// does not reach yet is left out, so the job waits for a better one, for a bounded time.
+/// `jobs` has, per candidate, ShuffleWatcher's decisions, its map-locality level (`MapWait`: a
+/// map placement the job's level
+/// does not reach yet is left out, so the job waits for a better one, for a bounded time) and
+/// whether `reduceRackWaitMs` keeps its shuffle-light reduces off the offered rack.
 /// `facts` is a buffer kept across offers (what it holds on entry is cleared, not read).
 pub(super) fn rank(
     candidates: &[Candidate],
-    placements: &[Option<&JobPlacement>],
-    levels: &[u8],
+    jobs: &[JobTurn],
     policy: &Params,
     offer: &Offer,
     facts: &mut Vec<AskFacts>,
@@ -265,7 +282,8 @@ pub(super) fn rank(
     for in_window in candidates.chunk_by(|a, b| window(a) == window(b)) {
         facts.clear();
         for (position, candidate) in (window_start..).zip(in_window) {
-            let placement = placements[position];
+            let job = &jobs[position];
+            let placement = job.placement;
             // Whether the job prefers the offered rack, and how far off its SAMP racks its
             // maps may go at level 1 with its ratio as of now: once per job, not per entry.
             let prefers_here = placement.and_then(|p| p.prefers(offer.rack));
@@ -275,7 +293,7 @@ pub(super) fn rank(
                 facts.push(AskFacts::of(
                     position,
                     candidate,
-                    placement,
+                    job,
                     ask,
                     policy,
                     offer,
@@ -291,7 +309,8 @@ pub(super) fn rank(
                 };
                 // A map the job's locality wait does not reach yet is left out.
                 if ask.kind == TaskKind::Map
-                    && MapWait::needed(locality, ask.prefers_here, ask.off_racks) > levels[position]
+                    && MapWait::needed(locality, ask.prefers_here, ask.off_racks)
+                        > jobs[position].level
                 {
                     continue;
                 }
