@@ -1036,8 +1036,8 @@ fn reached_reduce_num(app: &App, rack: &RackName, racks: f64) -> bool {
     f64::from(job.reduces_on(rack)) >= total * portion
 }
 
-/// CA-RTS's ReduceNum made binding for a bounded wait: a reduce of a job that `reduce_held_off` the
-/// offered rack is kept off it until the job has waited `reduceRackWaitMs` since the first
+/// CA-RTS's ReduceNum made binding for a bounded wait: a reduce of a job that `reduce_held_off`
+/// the offered rack is kept off it until the job has waited `reduceRackWaitMs` since the first
 /// such hold after its last reduce start. Ranking alone moved nothing on a saturated cluster:
 /// a user rarely has two reduce jobs to choose between, so its one job's reduce took whichever
 /// container came first, wherever the job's output was. A held reduce leaves the container to

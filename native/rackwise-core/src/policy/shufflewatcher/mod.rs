@@ -198,6 +198,11 @@ impl Params {
             reduce_rack_wait_ms: values.number(REDUCE_RACK_WAIT_MS) as u64,
         }
     }
+
+    /// Whether `app` is shuffle-heavy: its ratio as estimated now above `shuffleHeavyRatio`.
+    pub(super) fn shuffle_heavy(&self, app: &App) -> bool {
+        app.job.estimate.ratio > self.shuffle_heavy_ratio
+    }
 }
 
 /// What ShuffleWatcher decided for one job, once.
@@ -316,7 +321,7 @@ impl JobPlacement {
     /// starts the next wait afresh.
     fn holds_reduces(&mut self, app: &App, rack: &RackName, params: &Params, now_ms: u64) -> bool {
         if params.reduce_rack_wait_ms == 0
-            || app.job.estimate.ratio > params.shuffle_heavy_ratio
+            || params.shuffle_heavy(app)
             || app.pending(TaskKind::Reduce) == 0
             || !reduce_held_off(app, rack)
         {

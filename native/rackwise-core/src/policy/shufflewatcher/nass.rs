@@ -212,7 +212,7 @@ impl AskFacts {
         let app = candidate.app;
         let kind = TaskKind::of_mapreduce_priority(ask.priority);
         let map = kind == TaskKind::Map;
-        let heavy = app.job.estimate.ratio > policy.shuffle_heavy_ratio;
+        let heavy = policy.shuffle_heavy(app);
         let quota = (kind == TaskKind::Reduce && heavy).then(|| {
             let pending_reduces = app.pending(TaskKind::Reduce);
             let measured_now = policy.measured_reduce_shares
@@ -259,9 +259,9 @@ impl AskFacts {
 /// any entry is "preferred" (for relaxed fairness). `candidates` come by arrival (submit time
 /// first), so each starvation window's jobs are one run of them, earlier windows first.
 /// `jobs` has, per candidate, ShuffleWatcher's decisions, its map-locality level (`MapWait`: a
-/// map placement the job's level
-/// does not reach yet is left out, so the job waits for a better one, for a bounded time) and
-/// whether `reduceRackWaitMs` keeps its shuffle-light reduces off the offered rack.
+/// map placement the job's level does not reach yet is left out, so the job waits for a better
+/// one, for a bounded time) and whether `reduceRackWaitMs` keeps its shuffle-light reduces off
+/// the offered rack.
 /// `facts` is a buffer kept across offers (what it holds on entry is cleared, not read).
 pub(super) fn rank(
     candidates: &[Candidate],
