@@ -8,6 +8,7 @@ use super::Params;
 use crate::mapreduce::TaskKind;
 use crate::protocol::{AppId, NodeId};
 use crate::state::ClusterState;
+use fixedbitset::FixedBitSet;
 use std::collections::{BTreeMap, VecDeque};
 
 /// The most task latencies kept per node and kind: the largest `influenceTasks` allowed.
@@ -96,10 +97,11 @@ struct JobLatencies {
     /// The job has left the cluster: its totals go with its last sample.
     gone: bool,
     /// Per kind, the node slots whose window mean was computed with this job's mean of that
-    /// kind since it last changed: the windows to recompute when it changes. Sorted, each slot
-    /// once; cleared, not freed, so a running job's list is not allocated anew on every
-    /// completion.
-    watchers: [Vec<usize>; 2],
+    /// kind since it last changed: the windows to recompute when it changes. A set of slots:
+    /// a large job's tasks sit in the windows of hundreds of nodes, and each recomputed window
+    /// adds its slot once per sample, which a sorted list paid for with a search and a shift.
+    /// Cleared, not freed, so a running job's set is not allocated anew on every completion.
+    watchers: [FixedBitSet; 2],
 }
 
 /// One node's recent latencies of one kind and, while it holds, their mean normalised latency.
@@ -166,7 +168,7 @@ impl Latencies {
             job.totals[slot].count += 1;
             job.samples += 1;
             // The job's mean moved: so did every window mean computed with it.
-            for &watcher in &job.watchers[slot] {
+            for watcher in job.watchers[slot].ones() {
                 if let Some(windows) = self.windows.get_mut(watcher) {
                     windows[slot].mean = None;
                 }
@@ -294,10 +296,7 @@ impl Latencies {
             .take(z)
             .filter_map(|sample| {
                 let job = jobs[sample.job].as_mut()?;
-                let watchers = &mut job.watchers[slot];
-                if let Err(place) = watchers.binary_search(&node_slot) {
-                    watchers.insert(place, node_slot);
-                }
+                job.watchers[slot].grow_and_insert(node_slot);
                 Some(sample.latency_ms / job.totals[slot].mean()?)
             })
             .fold((0.0, 0usize), |(sum, count), normalised| {
