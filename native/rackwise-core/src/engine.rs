@@ -96,10 +96,19 @@ impl Engine {
                 ..OfferResponse::default()
             };
         };
-        let rack_utilization =
-            self.netsat
-                .utilization(&node.rack, &self.state, &self.settings, now_ms);
-        let rack_saturated = rack_utilization > self.settings.netsat.threshold;
+        // No queue's policy reads NetSat: its sample (a walk over every running container) is
+        // not taken, and one that starts reading it later starts from a fresh average.
+        let rack_utilization = if self.settings.netsat_read() {
+            Some(
+                self.netsat
+                    .utilization(&node.rack, &self.state, &self.settings, now_ms),
+            )
+        } else {
+            self.netsat = NetSat::default();
+            None
+        };
+        let rack_saturated = rack_utilization
+            .is_some_and(|utilization| utilization > self.settings.netsat.threshold);
         let offer = Offer {
             node_id: &offered.node,
             node,

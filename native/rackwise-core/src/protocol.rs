@@ -477,8 +477,9 @@ pub struct PlanEntry {
 #[serde(deny_unknown_fields)]
 pub struct Diagnostics {
     pub rack: Option<RackName>,
-    /// Estimated cross-rack link utilization of the offered node's rack (0..1).
-    pub rack_utilization: f64,
+    /// Estimated cross-rack link utilization of the offered node's rack (0..1); `None` when
+    /// no queue's policy reads NetSat, which then takes no sample.
+    pub rack_utilization: Option<f64>,
     pub rack_saturated: bool,
     /// Apps whose vetoes the starvation guard lifted in this offer.
     #[serde(default)]

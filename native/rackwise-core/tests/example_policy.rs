@@ -75,6 +75,7 @@ impl Policy for SlowNode {
             cluster_params: CLUSTER_PARAMS,
             check,
             steers: true,
+            reads_netsat: false,
         }
     }
 
@@ -305,6 +306,7 @@ impl Policy for Recorder {
             cluster_params: &[],
             check: |_| Vec::new(),
             steers: true,
+            reads_netsat: false,
         }
     }
 

@@ -312,7 +312,9 @@ fn model_saturation_ends_once_the_shuffle_would_have_been_fetched() {
     let busy = env.offer(1, 1);
     // Two reduces each pull 200 Mbit/s, all of it from rack 1: 400 of 100 Mbit/s outbound.
     assert!(
-        (busy.diagnostics.rack_utilization - 4.0).abs() < 1e-9,
+        busy.diagnostics
+            .rack_utilization
+            .is_some_and(|utilization| (utilization - 4.0).abs() < 1e-9),
         "{:?}",
         busy.diagnostics
     );
@@ -397,7 +399,10 @@ fn host_figures_of_a_feed_add_up_against_the_rack_link() {
         });
     }
     let response = env.offer(1, 1);
-    assert!((response.diagnostics.rack_utilization - 0.9).abs() < 1e-9);
+    assert!(response
+        .diagnostics
+        .rack_utilization
+        .is_some_and(|utilization| (utilization - 0.9).abs() < 1e-9));
     assert!(response.diagnostics.rack_saturated);
     assert!(
         !env.offer(2, 1).diagnostics.rack_saturated,
@@ -418,7 +423,10 @@ fn netsat_samples_once_per_period_and_smooths_a_burst() {
             utilization,
             time_ms: env.now_ms,
         });
-        env.offer(1, 1).diagnostics.rack_utilization
+        env.offer(1, 1)
+            .diagnostics
+            .rack_utilization
+            .expect("a shufflewatcher queue reads NetSat")
     };
     assert_eq!(
         load(&mut env, 0.6),
@@ -439,6 +447,51 @@ fn netsat_samples_once_per_period_and_smooths_a_burst() {
     );
     env.now_ms += 2_000;
     assert_eq!(load(&mut env, 1.0), 0.9);
+}
+
+/// NetSat's sample walks every running container; while no queue is under a policy that reads
+/// it (FRESH here) none is taken, and a queue switched back to ShuffleWatcher starts a fresh
+/// average rather than one that blends figures from before the gap.
+#[test]
+fn netsat_is_sampled_only_while_a_queue_names_a_policy_that_reads_it() {
+    let feed = [
+        ("yarn.scheduler.rackwise.netsat.source", "feed"),
+        ("yarn.scheduler.rackwise.netsat.smoothing", "0.5"),
+    ];
+    let mut env = TestEnv::new(2, 2, &feed);
+    let queue_under = |env: &mut TestEnv, policy: &str| {
+        env.engine
+            .reconfigure(&EngineConfig {
+                settings: feed
+                    .iter()
+                    .map(|(key, value)| (key.to_string(), value.to_string()))
+                    .collect(),
+                queues: vec![queue("root.sw", &[("policy", policy)])],
+                source: "test".into(),
+                ..EngineConfig::default()
+            })
+            .unwrap();
+    };
+    let load = |env: &mut TestEnv, utilization: f64| {
+        env.pending.push(Event::RackLoad {
+            rack: rack(1),
+            utilization,
+            time_ms: env.now_ms,
+        });
+        env.now_ms += 5_000;
+        env.offer(1, 1).diagnostics
+    };
+    assert_eq!(load(&mut env, 0.95).rack_utilization, Some(0.95));
+    queue_under(&mut env, "fresh");
+    let unread = load(&mut env, 0.95);
+    assert_eq!(unread.rack_utilization, None);
+    assert!(!unread.rack_saturated);
+    queue_under(&mut env, "shufflewatcher");
+    assert_eq!(
+        load(&mut env, 0.4).rack_utilization,
+        Some(0.4),
+        "the first sample after the gap is taken as it is, not averaged with 0.95"
+    );
 }
 
 #[test]

@@ -339,7 +339,7 @@ fn response(queues: usize, entries: usize) -> OfferResponse {
         node_scores: vec![],
         diagnostics: Diagnostics {
             rack: Some(RackName(rack(3).into())),
-            rack_utilization: 0.62,
+            rack_utilization: Some(0.62),
             rack_saturated: false,
             starved: vec![],
         },

@@ -66,7 +66,7 @@ pub fn offer_response(response: &OfferResponse) -> Result<v1::OfferResponse, Wir
             .collect(),
         diagnostics: Some(v1::Diagnostics {
             rack: diagnostics.rack.as_ref().map(|rack| rack.0.to_string()),
-            rack_utilization: Some(diagnostics.rack_utilization),
+            rack_utilization: diagnostics.rack_utilization,
             rack_saturated: Some(diagnostics.rack_saturated),
             starved: diagnostics
                 .starved

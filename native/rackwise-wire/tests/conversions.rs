@@ -777,7 +777,7 @@ fn the_response_carries_plan_diagnostics_learned_logs_queue_weights_intervals_an
         }],
         diagnostics: p::Diagnostics {
             rack: Some(p::RackName("/r1".into())),
-            rack_utilization: 0.75,
+            rack_utilization: Some(0.75),
             rack_saturated: true,
             starved: vec![AppId("app_2".into())],
         },

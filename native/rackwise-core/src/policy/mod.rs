@@ -162,6 +162,7 @@ impl Policy for Unsteered {
             cluster_params: &[],
             check: no_check,
             steers: false,
+            reads_netsat: false,
         }
     }
 

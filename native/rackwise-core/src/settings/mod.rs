@@ -47,6 +47,8 @@ pub struct Settings {
     /// By registry position: whether [`Settings::queues_of`] lists any queue. Kept, not asked
     /// of `queues`, because it is read for every policy on every offer.
     named_by_a_queue: Vec<bool>,
+    /// Whether some queue names a policy that [reads NetSat](Declaration::reads_netsat).
+    netsat_read: bool,
     /// The scheduler's minimum allocation, as the shim sent it (all zero when it sent none).
     pub minimum_allocation: Resources,
 }
@@ -130,11 +132,16 @@ impl Settings {
                 starvation_guard_ms: None,
             },
             named_by_a_queue: Vec::new(),
+            netsat_read: false,
             minimum_allocation: config.minimum_allocation,
         };
         settings.named_by_a_queue = (0..declarations.len())
             .map(|index| settings.queues_of(index).next().is_some())
             .collect();
+        settings.netsat_read = declarations
+            .iter()
+            .enumerate()
+            .any(|(index, d)| d.reads_netsat && settings.is_named_by_a_queue(index));
         Ok(settings)
     }
 
@@ -175,6 +182,11 @@ impl Settings {
     /// policy has queue weights, market intervals or node scores to give.
     pub fn is_named_by_a_queue(&self, index: usize) -> bool {
         self.named_by_a_queue.get(index).copied().unwrap_or(false)
+    }
+
+    /// Whether some queue names a policy that reads NetSat's verdict on the offered rack.
+    pub fn netsat_read(&self) -> bool {
+        self.netsat_read
     }
 
     /// The yarn-site keys of the policy at `index` in the registry.

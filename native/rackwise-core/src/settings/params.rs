@@ -416,6 +416,10 @@ pub struct Declaration {
     /// element is kept unchecked (a queue can be switched off and on by its `<policy>` alone);
     /// and for `dp`, which steers through queue weights only and checks its own elements.
     pub steers: bool,
+    /// Whether the policy reads NetSat's verdict on the offered rack
+    /// ([`Offer::rack_saturated`](crate::policy::Offer)). NetSat's sample walks every running
+    /// container, so the engine takes it only while some queue names such a policy.
+    pub reads_netsat: bool,
 }
 
 /// A problem a policy's [`Declaration::check`] found: which element, and why.

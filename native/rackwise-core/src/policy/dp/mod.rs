@@ -333,6 +333,7 @@ impl Policy for Dp {
             cluster_params: &[],
             check: no_check,
             steers: false,
+            reads_netsat: false,
         }
     }
 

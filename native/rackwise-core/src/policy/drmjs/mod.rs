@@ -340,6 +340,7 @@ impl Policy for Drmjs {
             cluster_params: &[],
             check,
             steers: true,
+            reads_netsat: false,
         }
     }
 

@@ -694,6 +694,7 @@ impl Policy for Fresh {
             cluster_params: &[],
             check: no_check,
             steers: true,
+            reads_netsat: false,
         }
     }
 

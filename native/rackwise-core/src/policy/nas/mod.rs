@@ -606,6 +606,7 @@ impl Policy for Nas {
             cluster_params: CLUSTER_PARAMS,
             check: check_bounds,
             steers: true,
+            reads_netsat: true,
         }
     }
 

@@ -562,6 +562,7 @@ impl Policy for ShuffleWatcher {
             cluster_params: &[],
             check: no_check,
             steers: true,
+            reads_netsat: true,
         }
     }
 

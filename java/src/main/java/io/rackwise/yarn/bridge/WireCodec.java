@@ -494,9 +494,6 @@ public final class WireCodec {
   }
 
   private static WireResponse.Diagnostics diagnostics(Diagnostics diagnostics, String at) {
-    if (!diagnostics.hasRackUtilization()) {
-      throw missing(at + ".rack_utilization");
-    }
     if (!diagnostics.hasRackSaturated()) {
       throw missing(at + ".rack_saturated");
     }
@@ -505,7 +502,9 @@ public final class WireCodec {
       starved.add(received(diagnostics.getStarved(i), at + ".starved[" + i + "]"));
     }
     return new WireResponse.Diagnostics(diagnostics.hasRack() ? diagnostics.getRack() : null,
-        diagnostics.getRackUtilization(), diagnostics.getRackSaturated(), starved);
+        diagnostics.hasRackUtilization() ? OptionalDouble.of(diagnostics.getRackUtilization())
+            : OptionalDouble.empty(),
+        diagnostics.getRackSaturated(), starved);
   }
 
   private static List<WireResponse.LogLine> logs(List<io.rackwise.wire.v1.LogRecord> records,

@@ -2,6 +2,7 @@ package io.rackwise.yarn.bridge;
 
 import io.rackwise.yarn.state.LearnedRatio;
 import java.util.List;
+import java.util.OptionalDouble;
 import org.slf4j.event.Level;
 
 /**
@@ -22,11 +23,12 @@ public record WireResponse(OfferPlan plan, List<LearnedRatio> learned, Diagnosti
 
   /**
    * @param rack the offered node's rack; null when the core does not know the node
-   * @param rackUtilization estimated cross-rack link utilization of that rack (0..1)
+   * @param rackUtilization estimated cross-rack link utilization of that rack (0..1); empty
+   *     when no queue's policy reads NetSat, which then takes no sample
    * @param rackSaturated whether the rack counted as saturated for this offer
    * @param starved apps whose vetoes the starvation guard lifted in this offer
    */
-  public record Diagnostics(String rack, double rackUtilization, boolean rackSaturated,
+  public record Diagnostics(String rack, OptionalDouble rackUtilization, boolean rackSaturated,
       List<String> starved) {}
 
   /** One native log record. */

@@ -88,7 +88,8 @@ class WireCodecTest {
     assertEquals(List.of(new io.rackwise.yarn.state.LearnedRatio("etl", 0.5, 3),
         new io.rackwise.yarn.state.LearnedRatio("grep", 0, 0, OptionalDouble.of(20_000),
             OptionalDouble.of(60_000), 2)), response.learned());
-    assertEquals(new WireResponse.Diagnostics("/r1", 0.25, false, List.of("app_3")),
+    assertEquals(new WireResponse.Diagnostics("/r1", OptionalDouble.of(0.25), false,
+        List.of("app_3")),
         response.diagnostics());
     assertEquals(List.of(new WireResponse.LogLine(Level.WARN, "rackwise_core::state",
         "feed figure ignored")), response.logs());
@@ -108,6 +109,18 @@ class WireCodecTest {
     WireResponse response = WireCodec.decodeResponse(unknownNode.toByteArray());
     assertTrue(response.plan().isEmpty());
     assertNull(response.diagnostics().rack());
+  }
+
+  /** With no queue under a policy that reads NetSat the core sends no rack utilization. */
+  @Test
+  void aResponseWithoutARackUtilizationIsRead() {
+    OfferResponse unread = fullResponse()
+        .setDiagnostics(fullResponse().getDiagnostics().toBuilder().clearRackUtilization())
+        .build();
+    WireResponse.Diagnostics diagnostics =
+        WireCodec.decodeResponse(unread.toByteArray()).diagnostics();
+    assertEquals(OptionalDouble.empty(), diagnostics.rackUtilization());
+    assertFalse(diagnostics.rackSaturated());
   }
 
   private static void refused(String field, String reason,
@@ -146,8 +159,6 @@ class WireCodecTest {
         r -> r.setLearned(0, r.getLearned(0).toBuilder().clearRatio()));
     refused("OfferResponse.learned[0].runs", MISSING,
         r -> r.setLearned(0, r.getLearned(0).toBuilder().clearRuns()));
-    refused("OfferResponse.diagnostics.rack_utilization", MISSING,
-        r -> r.setDiagnostics(r.getDiagnostics().toBuilder().clearRackUtilization()));
     refused("OfferResponse.diagnostics.rack_saturated", MISSING,
         r -> r.setDiagnostics(r.getDiagnostics().toBuilder().clearRackSaturated()));
     refused("OfferResponse.diagnostics.starved[0]", EMPTY,
