@@ -371,6 +371,44 @@ fn a_finished_jobs_latencies_count_until_its_samples_are_gone() {
     assert_eq!(memory.latencies().jobs_kept(), 0);
 }
 
+/// DRMJS keeps latencies only while some queue runs it: a queue switched to it later starts
+/// from no history rather than from one with a gap.
+#[test]
+fn latencies_are_kept_only_while_a_queue_runs_drmjs() {
+    let mut env = drmjs_env(&[], &[]);
+    let run_under = |env: &mut TestEnv, policy: &str| {
+        env.engine
+            .reconfigure(&EngineConfig {
+                queues: vec![queue(QUEUE, &[("policy", policy)])],
+                source: "test".into(),
+                ..EngineConfig::default()
+            })
+            .expect("valid config");
+    };
+    let jobs_kept = |env: &TestEnv| {
+        let memory = env.engine.policy::<Drmjs>().expect("built in");
+        memory.latencies().jobs_kept()
+    };
+    slow_maps_on_node_four(&mut env);
+    env.offer(1, 1);
+    assert_eq!(jobs_kept(&env), 1);
+    run_under(&mut env, "fresh");
+    env.submit("c", QUEUE, 200, &[]);
+    let map = env.run("c", MAP, 1, 4, Locality::NodeLocal);
+    env.now_ms += 1_000;
+    env.finish("c", map);
+    env.offer(1, 1);
+    assert_eq!(jobs_kept(&env), 0, "a's and c's latencies are not kept");
+    run_under(&mut env, "drmjs");
+    pending_job(&mut env);
+    env.offer_reporting(1, 4, half_busy());
+    assert_close(
+        board(&env).node(&node(1, 4)).expect("scored").map_influence,
+        1.0,
+        "map_inf of r1n4, whose slow map of a was forgotten",
+    );
+}
+
 #[test]
 fn a_jobs_large_reduces_go_to_nodes_of_their_class_while_one_has_room() {
     let mut env = drmjs_env(&[], &[]);

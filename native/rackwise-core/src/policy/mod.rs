@@ -110,6 +110,11 @@ impl<'a> Context<'a> {
         self.settings.queues_of(self.index)
     }
 
+    /// Whether some queue's own `<rackwise>` element names this policy.
+    pub fn named_by_a_queue(&self) -> bool {
+        self.settings.is_named_by_a_queue(self.index)
+    }
+
     /// The parameters of `queue` if this policy steers it.
     pub fn steered(&self, queue: &str) -> Option<&'a ParamValues> {
         let setup = self.settings.queue_policy(queue);

@@ -344,7 +344,17 @@ impl Policy for Drmjs {
         }
     }
 
-    fn observe(&mut self, _context: &Context, observation: &Observation) {
+    fn observe(&mut self, context: &Context, observation: &Observation) {
+        // Latencies are kept only while some queue runs DRMJS: recording every task of a
+        // cluster that has none cost 1–1.6 % of a simulated day under each other policy. A
+        // queue that takes DRMJS up later starts from no history, never from one with a gap
+        // (tasks, departures and removed nodes it was not told of).
+        if !context.named_by_a_queue() {
+            if self.completions > 0 || !self.boards.is_empty() {
+                *self = Drmjs::default();
+            }
+            return;
+        }
         match observation {
             Observation::TaskFinished {
                 app,
