@@ -5,6 +5,8 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
 use rackwise_core::policy::fresh::JobsPerPhase;
+mod allocator;
+
 use rackwise_sim::dp_workload;
 use rackwise_sim::fresh_static::{self, BatchFile};
 use rackwise_sim::metrics::{Collector, PolicyMetrics};
@@ -22,7 +24,7 @@ use std::time::Instant;
 /// A simulated day allocates and frees tens of millions of small values; see the workspace
 /// manifest for why this allocator.
 #[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+static ALLOCATOR: allocator::Mimalloc = allocator::Mimalloc;
 
 fn after_help() -> String {
     format!(
