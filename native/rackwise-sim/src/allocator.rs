@@ -56,3 +56,39 @@ unsafe impl GlobalAlloc for Mimalloc {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every alignment a Rust type may ask for is honoured, by either entry, through growth and
+    /// shrinking, and the contents survive a reallocation.
+    #[test]
+    fn blocks_have_the_asked_alignment_and_keep_their_bytes() {
+        for align in [1, 2, 4, 8, 16, 32, 64, 4096] {
+            for size in [align, 3 * align, 1000 * align] {
+                let layout = Layout::from_size_align(size, align).unwrap();
+                // SAFETY: a non-zero size; each block is freed with the layout it has.
+                unsafe {
+                    let block = Mimalloc.alloc(layout);
+                    assert!(
+                        !block.is_null() && block as usize % align == 0,
+                        "{layout:?}"
+                    );
+                    block.write_bytes(0xa5, size);
+                    let grown = Mimalloc.realloc(block, layout, size * 5);
+                    assert!(grown as usize % align == 0, "{layout:?} grown");
+                    assert_eq!(*grown.add(size - 1), 0xa5);
+                    let grown_layout = Layout::from_size_align(size * 5, align).unwrap();
+                    let shrunk = Mimalloc.realloc(grown, grown_layout, align);
+                    assert!(shrunk as usize % align == 0, "{layout:?} shrunk");
+                    assert_eq!(*shrunk.add(align - 1), 0xa5);
+                    Mimalloc.dealloc(shrunk, Layout::from_size_align(align, align).unwrap());
+                    let zeroed = Mimalloc.alloc_zeroed(layout);
+                    assert!(zeroed as usize % align == 0 && *zeroed.add(size - 1) == 0);
+                    Mimalloc.dealloc(zeroed, layout);
+                }
+            }
+        }
+    }
+}
