@@ -170,6 +170,14 @@ struct ModelArgs {
     /// before it modelled the AM's speculator.
     #[arg(long)]
     no_speculation: bool,
+    /// A bound, not a model (docs/simulator.md, "The placement oracle"): every map reads its
+    /// split as from its own node's disk, whatever node it runs on.
+    #[arg(long)]
+    oracle_local_reads: bool,
+    /// A bound, not a model: this share (0 to 1) of every partition a reduce fetches from
+    /// another rack takes the rack-local path instead (1: no cross-rack shuffle at all).
+    #[arg(long, value_name = "SHARE", value_parser = share_of_one)]
+    oracle_local_shuffle: Option<f64>,
 }
 
 impl ModelArgs {
@@ -195,10 +203,19 @@ impl ModelArgs {
         if self.no_speculation {
             options.am.speculator = None;
         }
+        options.placement_oracle = self.placement_oracle();
+    }
+
+    fn placement_oracle(&self) -> sim::PlacementOracle {
+        sim::PlacementOracle {
+            local_reads: self.oracle_local_reads,
+            local_shuffle_share: self.oracle_local_shuffle.unwrap_or(0.0),
+        }
     }
 
     /// The model a run used, for its JSON.
     fn describe(&self) -> serde_json::Value {
+        let oracle = self.placement_oracle();
         json!({
             "assign_multiple": self.assign_multiple,
             "max_assign": self.max_assign,
@@ -211,6 +228,10 @@ impl ModelArgs {
             "reducer_preemption": !self.no_reducer_preemption,
             "reducer_preempt_delay_s": self.reducer_preempt_delay_s,
             "map_speculation": !self.no_speculation,
+            "placement_oracle": {
+                "local_reads": oracle.local_reads,
+                "local_shuffle_share": oracle.local_shuffle_share,
+            },
         })
     }
 }
@@ -265,6 +286,13 @@ fn policy_name(text: &str) -> Result<String, String> {
         Err("a policy name is empty".into())
     } else {
         Ok(name.to_string())
+    }
+}
+
+fn share_of_one(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(share) if (0.0..=1.0).contains(&share) => Ok(share),
+        _ => Err(format!("'{text}' must be a number within 0..=1")),
     }
 }
 

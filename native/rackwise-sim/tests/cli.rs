@@ -317,6 +317,28 @@ fn model_flags_reach_the_run_and_bad_values_are_refused_by_name() {
     assert_eq!(old["max_am_share"], -1.0);
     assert_eq!(old["reducer_preemption"], false);
 
+    assert_eq!(
+        hadoop["placement_oracle"],
+        serde_json::json!({"local_reads": false, "local_shuffle_share": 0.0}),
+        "a run is a model run unless it says otherwise"
+    );
+    let bound = model(&run(&[
+        "--oracle-local-reads",
+        "--oracle-local-shuffle",
+        "0.3",
+    ]));
+    assert_eq!(
+        bound["placement_oracle"],
+        serde_json::json!({"local_reads": true, "local_shuffle_share": 0.3})
+    );
+    let share = run(&["--oracle-local-shuffle", "1.2"]);
+    assert_eq!(share.status.code(), Some(2));
+    assert!(
+        stderr(&share).contains("--oracle-local-shuffle") && stderr(&share).contains("'1.2'"),
+        "{}",
+        stderr(&share)
+    );
+
     let refused = run(&["--max-am-share", "1.5"]);
     assert_eq!(refused.status.code(), Some(1));
     assert!(

@@ -4,7 +4,7 @@
 mod common;
 
 use common::instant_am;
-use rackwise_sim::sim::{core_engine, AmOptions};
+use rackwise_sim::sim::{core_engine, AmOptions, PlacementOracle};
 use rackwise_sim::workload::{load_swim, ShuffleClass};
 use rackwise_sim::{run_policy, Cluster, JobSpec, SimOptions, WorkloadOptions};
 use std::collections::BTreeMap;
@@ -114,6 +114,125 @@ fn the_oracles_see_the_reduce_could_have_run_beside_its_map_output() {
         [0.0; 4],
         "rack 1 had room for the reduce"
     );
+}
+
+/// The same job under the placement oracle's local shuffle: `fair` still puts the reduce on
+/// n0 at 6000, but its fetch takes a rack-local fetch's path, n0's NIC alone (31,250 B/ms):
+/// 115,343,360 B in 3690.99 ms, rounded up to 3691, fetched at 9691; the merge's 3750 ms end
+/// the job at 13441. Nothing is counted across racks, and the oracle's label does not move the
+/// placement: the as-placed figure still has every byte crossing.
+#[test]
+fn the_placement_oracle_keeps_the_fetch_off_the_rack_links_and_nothing_else() {
+    let cluster = tiny_cluster();
+    let jobs = vec![job(0, 0, 110 * MIB, 0, 1, 1)];
+    let options = SimOptions {
+        placement_oracle: PlacementOracle {
+            local_reads: false,
+            local_shuffle_share: 1.0,
+        },
+        ..instant_am()
+    };
+    let (metrics, counters, _) =
+        run_policy(&cluster, &jobs, "fair", &options, &mut |_, _| {}).unwrap();
+    assert_eq!(metrics.mean_turnaround_s, 13.441);
+    assert_eq!(metrics.cross_rack_shuffle_bytes, 0);
+    assert_eq!(
+        metrics.cross_rack_shuffle_bounds.as_placed,
+        (110 * MIB) as f64,
+        "the reduce still ran on the other rack"
+    );
+    assert_eq!(counters.shuffle_fetched, (110 * MIB) as f64);
+}
+
+/// Half the partition on the rack-local path: two fetches of 57,671,680 B each share n0's NIC
+/// (31,250 B/ms). Rates are re-solved once a second: at 6000 the local fetch, added first,
+/// takes the whole NIC and the cross-rack one what is left of it, nothing, until the solve at
+/// 7000 gives it the rack links' 12,500 B/ms (the local one the other 18,750). It then needs
+/// 4613.7 ms, rounded up to 4614: fetched at 11614, and the merge's 3750 ms end the job at
+/// 15364. Exactly half the bytes count as crossing racks.
+#[test]
+fn a_partial_shuffle_share_splits_each_partition_between_the_two_paths() {
+    let cluster = tiny_cluster();
+    let jobs = vec![job(0, 0, 110 * MIB, 0, 1, 1)];
+    let options = SimOptions {
+        placement_oracle: PlacementOracle {
+            local_reads: false,
+            local_shuffle_share: 0.5,
+        },
+        ..instant_am()
+    };
+    let (metrics, counters, _) =
+        run_policy(&cluster, &jobs, "fair", &options, &mut |_, _| {}).unwrap();
+    assert_eq!(metrics.cross_rack_shuffle_bytes, 55 * MIB);
+    assert_eq!(metrics.mean_turnaround_s, 15.364);
+    assert_eq!(counters.shuffle_fetched, (110 * MIB) as f64);
+}
+
+#[test]
+fn a_shuffle_share_outside_zero_to_one_is_refused_with_its_value() {
+    let cluster = tiny_cluster();
+    let jobs = vec![job(0, 0, 110 * MIB, 0, 1, 1)];
+    for share in [-0.1, 1.5, f64::NAN] {
+        let options = SimOptions {
+            placement_oracle: PlacementOracle {
+                local_reads: false,
+                local_shuffle_share: share,
+            },
+            ..SimOptions::default()
+        };
+        let error =
+            run_policy(&cluster, &jobs, "fair", &options, &mut |_, _| {}).expect_err("refused");
+        assert!(
+            error.contains("local_shuffle_share") && error.contains(&share.to_string()),
+            "{error}"
+        );
+    }
+}
+
+/// Over the small workload under `fair`, the oracle's two halves each take their own bytes off
+/// the racks and leave the other kinds alone: with local reads no split crosses racks, with a
+/// local shuffle no fetch does, and output replication crosses racks once per written byte
+/// either way (HDFS puts a replica off the writer's rack whatever the placement). Every job
+/// still finishes, and neither half makes the mean turnaround longer.
+#[test]
+fn each_half_of_the_placement_oracle_removes_only_its_own_cross_rack_bytes() {
+    let (cluster, jobs) = small_setup();
+    let run = |local_reads: bool, local_shuffle_share: f64| {
+        let options = SimOptions {
+            placement_oracle: PlacementOracle {
+                local_reads,
+                local_shuffle_share,
+            },
+            ..SimOptions::default()
+        };
+        run_policy(&cluster, &jobs, "fair", &options, &mut |_, _| {})
+            .unwrap()
+            .0
+    };
+    let model = run(false, 0.0);
+    assert!(
+        model.cross_rack_remote_map_bytes > 0 && model.cross_rack_shuffle_bytes > 0,
+        "the workload must move both kinds across racks for the test to mean anything"
+    );
+    let reads = run(true, 0.0);
+    let shuffle = run(false, 1.0);
+    for (name, oracle) in [("reads", &reads), ("shuffle", &shuffle)] {
+        assert_eq!(oracle.jobs, jobs.len(), "{name}: every job finishes");
+        assert_eq!(
+            oracle.cross_rack_output_bytes, model.cross_rack_output_bytes,
+            "{name}: output replication keeps its path"
+        );
+        assert!(
+            oracle.mean_turnaround_s <= model.mean_turnaround_s,
+            "{name}: {} s against the model's {} s",
+            oracle.mean_turnaround_s,
+            model.mean_turnaround_s
+        );
+    }
+    assert_eq!(reads.cross_rack_remote_map_bytes, 0);
+    assert!(reads.cross_rack_shuffle_bytes > 0);
+    assert_eq!(shuffle.cross_rack_shuffle_bytes, 0);
+    assert!(shuffle.cross_rack_remote_map_bytes > 0);
 }
 
 /// Everything on one node with three containers: the shuffle is node-local traffic over the

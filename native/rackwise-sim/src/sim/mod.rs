@@ -168,6 +168,9 @@ pub struct SimOptions {
     pub delay_locality_threshold_rack: f64,
     /// The progress watchdog's limit in simulated ms (0: off).
     pub watchdog_ms: u64,
+    /// Transfers kept off the rack links as if every task were placed where its data is: a
+    /// bound, not a model of Hadoop (off by default).
+    pub placement_oracle: PlacementOracle,
     /// The MapReduce ApplicationMaster's allocator settings (`mr_am`).
     pub am: AmOptions,
     /// Dynamic Priority accounts by user (a `.dp.json` workload's budgets and spending
@@ -199,7 +202,35 @@ impl SimOptions {
                 return Err(format!("{name} {value}: must be a finite number"));
             }
         }
+        self.placement_oracle.validate()?;
         self.am.validate()
+    }
+}
+
+/// The placement oracle: a run that keeps a kind of transfer off the rack links bounds from
+/// above what any placement of maps and reduces could gain on that kind, under the same job
+/// order. Output replication always keeps its cross-rack path: HDFS's default placement puts a
+/// replica off the writer's rack whatever the scheduler does. A run's JSON names what it kept
+/// off (`model.placement_oracle`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PlacementOracle {
+    /// Every map reads its split as from its own node's disk: no flow at all.
+    pub local_reads: bool,
+    /// This share (0 to 1) of every partition a reduce fetches from another rack takes a
+    /// rack-local fetch's path instead, the reduce's NIC alone: 1 is no cross-rack shuffle at
+    /// all, a share in between is a placement that cuts the cross-rack shuffle by that share.
+    pub local_shuffle_share: f64,
+}
+
+impl PlacementOracle {
+    pub fn validate(&self) -> Result<(), String> {
+        let share = self.local_shuffle_share;
+        if !(0.0..=1.0).contains(&share) {
+            return Err(format!(
+                "placement oracle local_shuffle_share {share}: must be within 0..=1"
+            ));
+        }
+        Ok(())
     }
 }
 
@@ -214,6 +245,7 @@ impl Default for SimOptions {
             delay_locality_threshold_node: DELAY_LOCALITY_THRESHOLD_NODE,
             delay_locality_threshold_rack: DELAY_LOCALITY_THRESHOLD_RACK,
             watchdog_ms: WATCHDOG_MS,
+            placement_oracle: PlacementOracle::default(),
             am: AmOptions::default(),
             accounts: Vec::new(),
         }
@@ -485,6 +517,7 @@ pub struct Sim<'a> {
     user_active_apps: Vec<u32>,
     active_queues: u32,
     am_options: AmOptions,
+    placement_oracle: PlacementOracle,
     pub collector: Collector,
     pub counters: RunCounters,
 }
@@ -688,6 +721,7 @@ impl<'a> Sim<'a> {
             user_active_apps: vec![0; users],
             active_queues: 0,
             am_options: options.am.clone(),
+            placement_oracle: options.placement_oracle,
             collector: Collector::new(cluster, specs, users),
             counters: RunCounters {
                 netsat: netsat_label(&options.core_settings),

@@ -632,7 +632,8 @@ impl Sim<'_> {
         task.container = container;
         task.launched_ms = Some(now);
         let input = job.input_per_map;
-        let remote = locality != Locality::NodeLocal && input > 0.0;
+        let remote =
+            locality != Locality::NodeLocal && input > 0.0 && !self.placement_oracle.local_reads;
         task.inputs_left = 1 + remote as u8;
         let work_ms = match job.task_s {
             Some(profile) => profiled_ms(profile.map_s, profile.spread, &mut self.rng),
@@ -826,17 +827,36 @@ impl Sim<'_> {
         let task = &mut self.jobs[j as usize].reduces[r as usize];
         task.received += bytes;
         let (node, rack) = (task.node, task.rack);
-        if src == rack {
-            match task.local_flow {
-                Some(f) => self.net.extend(f, bytes),
-                None => {
-                    let links = [(self.link_in(node), 1.0)];
-                    let f = self.add_flow(bytes, &links, owner(OWN_RED_LOCAL, j, r));
-                    self.jobs[j as usize].reduces[r as usize].local_flow = f;
-                }
-            }
-            return;
+        // The placement oracle moves its share of a cross-rack partition onto the rack-local
+        // path; with no oracle (share 0) a partition is all one or all the other.
+        let local = if src == rack {
+            bytes
+        } else {
+            bytes * self.placement_oracle.local_shuffle_share
+        };
+        if local > 0.0 {
+            self.fetch_in_rack(j, r, node, local);
         }
+        let remote = bytes - local;
+        if remote > 0.0 {
+            self.fetch_across_racks(j, r, node, rack, src, remote);
+        }
+    }
+
+    /// Adds bytes to the reduce's fetch from its own rack: its NIC alone.
+    fn fetch_in_rack(&mut self, j: u32, r: u32, node: u32, bytes: f64) {
+        match self.jobs[j as usize].reduces[r as usize].local_flow {
+            Some(f) => self.net.extend(f, bytes),
+            None => {
+                let links = [(self.link_in(node), 1.0)];
+                let f = self.add_flow(bytes, &links, owner(OWN_RED_LOCAL, j, r));
+                self.jobs[j as usize].reduces[r as usize].local_flow = f;
+            }
+        }
+    }
+
+    /// Adds bytes from rack `src` to the reduce's cross-rack fetch.
+    fn fetch_across_racks(&mut self, j: u32, r: u32, node: u32, rack: u32, src: u32, bytes: f64) {
         let task = &mut self.jobs[j as usize].reduces[r as usize];
         match task.remote_flow {
             Some(f) => {
