@@ -756,7 +756,7 @@ fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
 /// bounds"): measured, then as placed and under each oracle, GiB.
 fn print_shuffle_bounds(metrics: &BTreeMap<String, PolicyMetrics>) {
     println!(
-        "{:<16} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12}",
+        "{:<16} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12} {:>12}",
         "xr-shfl GiB",
         "shuffle",
         "measured",
@@ -764,13 +764,14 @@ fn print_shuffle_bounds(metrics: &BTreeMap<String, PolicyMetrics>) {
         "proportional",
         "oracle free",
         "oracle rack",
-        "lower bound"
+        "lower bound",
+        "data-local"
     );
     let gib = (1u64 << 30) as f64;
     for (name, m) in metrics {
         let b = &m.cross_rack_shuffle_bounds;
         println!(
-            "{:<16} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>12.1} {:>12.1}",
+            "{:<16} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>12.1} {:>12.1} {:>12.1}",
             name,
             b.shuffle / gib,
             m.cross_rack_shuffle_bytes as f64 / gib,
@@ -778,7 +779,8 @@ fn print_shuffle_bounds(metrics: &BTreeMap<String, PolicyMetrics>) {
             b.proportional / gib,
             b.reduce_oracle_free / gib,
             b.reduce_oracle / gib,
-            b.lower_bound / gib
+            b.lower_bound / gib,
+            b.data_local_bound / gib
         );
     }
 }

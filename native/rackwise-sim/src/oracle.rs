@@ -32,6 +32,9 @@ pub struct JobShuffle<'a> {
     pub maps_running_at_launch: &'a [u32],
     /// Containers of one rack (nodes per rack × containers per node).
     pub rack_containers: u32,
+    /// Of the job's maps (splits), the most that have a replica on any one rack; `None` for a
+    /// job whose maps read no input, which any rack can run without a remote read.
+    pub most_splits_on_one_rack: Option<(u32, u32)>,
 }
 
 /// Cross-rack shuffle bytes of one job or a sum over jobs: the decomposition of
@@ -55,6 +58,10 @@ pub struct CrossRackBounds {
     /// could shuffle across racks, estimated by capping each map launch's share of the best
     /// rack (docs/simulator.md says where a schedule can beat the cap).
     pub lower_bound: f64,
+    /// The least any placement in which no map reads its split across racks could shuffle
+    /// across racks, rack capacity and other jobs ignored: only maps with a replica on a rack
+    /// can put their output there.
+    pub data_local_bound: f64,
 }
 
 impl CrossRackBounds {
@@ -65,6 +72,7 @@ impl CrossRackBounds {
         self.reduce_oracle_free += other.reduce_oracle_free;
         self.reduce_oracle += other.reduce_oracle;
         self.lower_bound += other.lower_bound;
+        self.data_local_bound += other.data_local_bound;
     }
 
     /// Whole bytes: fractions of a byte are not information.
@@ -76,6 +84,7 @@ impl CrossRackBounds {
             reduce_oracle_free: self.reduce_oracle_free.round(),
             reduce_oracle: self.reduce_oracle.round(),
             lower_bound: self.lower_bound.round(),
+            data_local_bound: self.data_local_bound.round(),
         }
     }
 }
@@ -141,6 +150,16 @@ pub fn job_bounds(job: &JobShuffle) -> CrossRackBounds {
     let reduce_share = (capacity / reduces as f64).min(1.0);
     let lower_bound = shuffle * (1.0 - map_share.min(reduce_share));
 
+    // Every map writes the same share of the output, and with no remote read a map runs on a
+    // rack holding its split: a rack can hold at most the share of the maps with a replica on
+    // it, and the local shuffle, Σ O[y]·n[y]/R, is at most the largest rack's output.
+    let data_local_bound = match job.most_splits_on_one_rack {
+        Some((on_one_rack, maps)) if maps > 0 => {
+            shuffle * (1.0 - (on_one_rack as f64 / maps as f64).min(1.0))
+        }
+        _ => 0.0,
+    };
+
     CrossRackBounds {
         shuffle,
         as_placed,
@@ -148,6 +167,7 @@ pub fn job_bounds(job: &JobShuffle) -> CrossRackBounds {
         reduce_oracle_free,
         reduce_oracle,
         lower_bound,
+        data_local_bound,
     }
 }
 
@@ -173,7 +193,9 @@ mod tests {
     ///   rack 0 and none on rack 1, so one goes to rack 0 (15) and one stays on rack 2 (2.5);
     ///   the two at t = 2 find two on rack 1 (7.5 each): 100 − 32.5 = 67.5;
     /// * lower bound: maps launched with 2, 4, 6, 6 running → shares 1, 0.75, 0.5, 0.5, mean
-    ///   0.6875; reduces 3/4 = 0.75; 100 · (1 − 0.6875) = 31.25.
+    ///   0.6875; reduces 3/4 = 0.75; 100 · (1 − 0.6875) = 31.25;
+    /// * data-local bound: at most 3 of the 4 splits have a replica on one rack, so at most
+    ///   75 bytes can sit beside the reduces: 100 · (1 − 3/4) = 25.
     #[test]
     fn hand_computed_job() {
         let reduces = [
@@ -187,6 +209,7 @@ mod tests {
             reduces: &reduces,
             maps_running_at_launch: &[2, 4, 6, 6],
             rack_containers: 3,
+            most_splits_on_one_rack: Some((3, 4)),
         });
         let expect = CrossRackBounds {
             shuffle: 100.0,
@@ -195,6 +218,7 @@ mod tests {
             reduce_oracle_free: 67.5,
             reduce_oracle: 47.5,
             lower_bound: 31.25,
+            data_local_bound: 25.0,
         };
         for (got, want, name) in [
             (bounds.shuffle, expect.shuffle, "shuffle"),
@@ -211,6 +235,11 @@ mod tests {
                 "rack-size oracle",
             ),
             (bounds.lower_bound, expect.lower_bound, "lower bound"),
+            (
+                bounds.data_local_bound,
+                expect.data_local_bound,
+                "data-local bound",
+            ),
         ] {
             assert!((got - want).abs() < 1e-9, "{name}: got {got}, want {want}");
         }
@@ -224,8 +253,10 @@ mod tests {
             reduces: &reduces,
             maps_running_at_launch: &[1, 2, 3],
             rack_containers: 8,
+            most_splits_on_one_rack: None,
         });
         assert_eq!(bounds.lower_bound, 0.0);
+        assert_eq!(bounds.data_local_bound, 0.0, "its maps read no input");
         // Both reduces could have run on rack 0, which holds 80 of the 100 bytes.
         assert!((bounds.reduce_oracle - 20.0).abs() < 1e-9);
         assert!((bounds.reduce_oracle_free - 20.0).abs() < 1e-9);
@@ -239,6 +270,7 @@ mod tests {
             reduces: &[],
             maps_running_at_launch: &[1],
             rack_containers: 2,
+            most_splits_on_one_rack: Some((1, 1)),
         });
         assert_eq!(bounds, CrossRackBounds::default());
     }

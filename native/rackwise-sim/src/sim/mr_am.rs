@@ -961,6 +961,25 @@ impl Sim<'_> {
         free
     }
 
+    /// The most of job `j`'s splits with a replica on any one rack (a split counted once per
+    /// rack however many of its replicas the rack holds).
+    fn most_splits_on_one_rack(&self, j: u32) -> u32 {
+        let job = &self.jobs[j as usize];
+        let copies = self.cluster.replication as usize;
+        let mut splits = vec![0u32; self.cluster.racks];
+        for map in &job.maps[..job.maps_total as usize] {
+            let mut racks = [u32::MAX; 3];
+            for (i, &node) in map.replicas.iter().take(copies).enumerate() {
+                let rack = self.nodes[node as usize].rack;
+                if !racks[..i].contains(&rack) {
+                    splits[rack as usize] += 1;
+                }
+                racks[i] = rack;
+            }
+        }
+        splits.into_iter().max().unwrap_or(0)
+    }
+
     fn record_cross_rack_bounds(&mut self, j: u32) {
         let job = &self.jobs[j as usize];
         if job.reduces_total == 0 {
@@ -971,6 +990,8 @@ impl Sim<'_> {
             reduces: &job.finished_reduces,
             maps_running_at_launch: &job.maps_running_at_launch,
             rack_containers: self.cluster.nodes_per_rack as u32 * self.cluster.containers_per_node,
+            most_splits_on_one_rack: (job.input_per_map > 0.0)
+                .then(|| (self.most_splits_on_one_rack(j), job.maps_total)),
         });
         self.collector.cross_rack_bounds(&bounds);
     }
