@@ -6,7 +6,9 @@ mod common;
 use common::instant_am;
 use rackwise_sim::sim::{core_engine, AmOptions, PlacementOracle};
 use rackwise_sim::workload::{load_swim, ShuffleClass};
-use rackwise_sim::{run_policy, Cluster, JobSpec, SimOptions, WorkloadOptions};
+use rackwise_sim::{
+    run_policy, Cluster, JobSpec, PolicyMetrics, RunCounters, SimOptions, WorkloadOptions,
+};
 use std::collections::BTreeMap;
 
 const MIB: u64 = 1024 * 1024;
@@ -116,6 +118,22 @@ fn the_oracles_see_the_reduce_could_have_run_beside_its_map_output() {
     );
 }
 
+/// `fair` on the hand-computed job above with that share of each cross-rack partition on the
+/// rack-local path.
+fn fair_on_the_cross_rack_job(local_shuffle_share: f64) -> (PolicyMetrics, RunCounters) {
+    let options = SimOptions {
+        placement_oracle: PlacementOracle {
+            local_reads: false,
+            local_shuffle_share,
+        },
+        ..instant_am()
+    };
+    let jobs = vec![job(0, 0, 110 * MIB, 0, 1, 1)];
+    let (metrics, counters, _) =
+        run_policy(&tiny_cluster(), &jobs, "fair", &options, &mut |_, _| {}).unwrap();
+    (metrics, counters)
+}
+
 /// The same job under the placement oracle's local shuffle: `fair` still puts the reduce on
 /// n0 at 6000, but its fetch takes a rack-local fetch's path, n0's NIC alone (31,250 B/ms):
 /// 115,343,360 B in 3690.99 ms, rounded up to 3691, fetched at 9691; the merge's 3750 ms end
@@ -123,17 +141,7 @@ fn the_oracles_see_the_reduce_could_have_run_beside_its_map_output() {
 /// placement: the as-placed figure still has every byte crossing.
 #[test]
 fn the_placement_oracle_keeps_the_fetch_off_the_rack_links_and_nothing_else() {
-    let cluster = tiny_cluster();
-    let jobs = vec![job(0, 0, 110 * MIB, 0, 1, 1)];
-    let options = SimOptions {
-        placement_oracle: PlacementOracle {
-            local_reads: false,
-            local_shuffle_share: 1.0,
-        },
-        ..instant_am()
-    };
-    let (metrics, counters, _) =
-        run_policy(&cluster, &jobs, "fair", &options, &mut |_, _| {}).unwrap();
+    let (metrics, counters) = fair_on_the_cross_rack_job(1.0);
     assert_eq!(metrics.mean_turnaround_s, 13.441);
     assert_eq!(metrics.cross_rack_shuffle_bytes, 0);
     assert_eq!(
@@ -152,17 +160,7 @@ fn the_placement_oracle_keeps_the_fetch_off_the_rack_links_and_nothing_else() {
 /// 15364. Exactly half the bytes count as crossing racks.
 #[test]
 fn a_partial_shuffle_share_splits_each_partition_between_the_two_paths() {
-    let cluster = tiny_cluster();
-    let jobs = vec![job(0, 0, 110 * MIB, 0, 1, 1)];
-    let options = SimOptions {
-        placement_oracle: PlacementOracle {
-            local_reads: false,
-            local_shuffle_share: 0.5,
-        },
-        ..instant_am()
-    };
-    let (metrics, counters, _) =
-        run_policy(&cluster, &jobs, "fair", &options, &mut |_, _| {}).unwrap();
+    let (metrics, counters) = fair_on_the_cross_rack_job(0.5);
     assert_eq!(metrics.cross_rack_shuffle_bytes, 55 * MIB);
     assert_eq!(metrics.mean_turnaround_s, 15.364);
     assert_eq!(counters.shuffle_fetched, (110 * MIB) as f64);
