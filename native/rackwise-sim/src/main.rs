@@ -290,10 +290,11 @@ fn policy_name(text: &str) -> Result<String, String> {
 }
 
 fn share_of_one(text: &str) -> Result<f64, String> {
-    match text.trim().parse::<f64>() {
-        Ok(share) if (0.0..=1.0).contains(&share) => Ok(share),
-        _ => Err(format!("'{text}' must be a number within 0..=1")),
-    }
+    let share: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number"))?;
+    sim::PlacementOracle::check_share(share)
 }
 
 fn key_value(text: &str) -> Result<(String, String), String> {

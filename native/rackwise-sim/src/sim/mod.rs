@@ -223,14 +223,19 @@ pub struct PlacementOracle {
 }
 
 impl PlacementOracle {
-    pub fn validate(&self) -> Result<(), String> {
-        let share = self.local_shuffle_share;
-        if !(0.0..=1.0).contains(&share) {
-            return Err(format!(
-                "placement oracle local_shuffle_share {share}: must be within 0..=1"
-            ));
+    /// A local shuffle share is a share: within 0..=1.
+    pub fn check_share(share: f64) -> Result<f64, String> {
+        if (0.0..=1.0).contains(&share) {
+            Ok(share)
+        } else {
+            Err(format!("{share}: must be within 0..=1"))
         }
-        Ok(())
+    }
+
+    pub fn validate(&self) -> Result<(), String> {
+        Self::check_share(self.local_shuffle_share)
+            .map(|_| ())
+            .map_err(|reason| format!("placement oracle local_shuffle_share {reason}"))
     }
 }
 
