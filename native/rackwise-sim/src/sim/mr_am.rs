@@ -457,28 +457,25 @@ impl Sim<'_> {
     /// Takes map attempt `m` out of the job's ask: it got a container, or its task finished
     /// before it got one.
     pub(super) fn claim_map(&mut self, j: u32, m: u32) {
-        let job = &mut self.jobs[j as usize];
-        let task = &mut job.maps[m as usize];
-        task.assigned = true;
-        let replicas = task.replicas;
+        let replicas = self.jobs[j as usize].maps[m as usize].replicas;
+        let (racks, rack_len) = self.split_racks(&replicas);
         let copies = self.cluster.replication as usize;
+        let job = &mut self.jobs[j as usize];
+        job.maps[m as usize].assigned = true;
         let tracked = job.core_holds_map_row;
         let mut hosts = Split::new(&mut job.ask_hosts, &mut job.hosts_moved, tracked);
-        let mut ask_racks = Split::new(&mut job.ask_racks, &mut job.racks_moved, tracked);
-        let mut racks_seen = [u32::MAX; 3];
-        for (i, &replica) in replicas.iter().take(copies).enumerate() {
+        for &replica in replicas.iter().take(copies) {
             if let Some(c) = job.host_count.get_mut(&replica) {
                 *c -= 1;
                 hosts.take(&self.hosts[replica as usize]);
             }
-            let r = self.nodes[replica as usize].rack;
-            if !racks_seen[..i].contains(&r) {
-                if let Some(c) = job.rack_count.get_mut(&r) {
-                    *c -= 1;
-                    ask_racks.take(&self.rack_names[r as usize]);
-                }
+        }
+        let mut ask_racks = Split::new(&mut job.ask_racks, &mut job.racks_moved, tracked);
+        for &r in &racks[..rack_len] {
+            if let Some(c) = job.rack_count.get_mut(&r) {
+                *c -= 1;
+                ask_racks.take(&self.rack_names[r as usize]);
             }
-            racks_seen[i] = r;
         }
         job.pending_maps -= 1;
     }
@@ -562,25 +559,22 @@ impl Sim<'_> {
     /// Map attempt `m` joins the job's ask with its split's locations: on each replica's host
     /// and rack (a rack once however many replicas it holds) and anywhere.
     pub(super) fn ask_for_map(&mut self, j: u32, m: u32) {
-        let per_rack = self.cluster.nodes_per_rack;
+        let replicas = self.jobs[j as usize].maps[m as usize].replicas;
+        let (racks, rack_len) = self.split_racks(&replicas);
         let copies = self.cluster.replication as usize;
         let job = &mut self.jobs[j as usize];
-        let replicas = job.maps[m as usize].replicas;
         let tracked = job.core_holds_map_row;
         let mut hosts = Split::new(&mut job.ask_hosts, &mut job.hosts_moved, tracked);
-        let mut ask_racks = Split::new(&mut job.ask_racks, &mut job.racks_moved, tracked);
-        let mut racks_seen = [u32::MAX; 3];
-        for (i, &replica) in replicas.iter().take(copies).enumerate() {
+        for &replica in replicas.iter().take(copies) {
             job.by_host.entry(replica).or_default().push(m);
             *job.host_count.entry(replica).or_insert(0) += 1;
             hosts.give(&self.hosts[replica as usize]);
-            let r = (replica as usize / per_rack) as u32;
-            if !racks_seen[..i].contains(&r) {
-                job.by_rack.entry(r).or_default().push(m);
-                *job.rack_count.entry(r).or_insert(0) += 1;
-                ask_racks.give(&self.rack_names[r as usize]);
-            }
-            racks_seen[i] = r;
+        }
+        let mut ask_racks = Split::new(&mut job.ask_racks, &mut job.racks_moved, tracked);
+        for &r in &racks[..rack_len] {
+            job.by_rack.entry(r).or_default().push(m);
+            *job.rack_count.entry(r).or_insert(0) += 1;
+            ask_racks.give(&self.rack_names[r as usize]);
         }
         job.any.push(m);
         job.pending_maps += 1;
@@ -965,19 +959,29 @@ impl Sim<'_> {
     /// rack however many of its replicas the rack holds).
     fn most_splits_on_one_rack(&self, j: u32) -> u32 {
         let job = &self.jobs[j as usize];
-        let copies = self.cluster.replication as usize;
         let mut splits = vec![0u32; self.cluster.racks];
         for map in &job.maps[..job.maps_total as usize] {
-            let mut racks = [u32::MAX; 3];
-            for (i, &node) in map.replicas.iter().take(copies).enumerate() {
-                let rack = self.nodes[node as usize].rack;
-                if !racks[..i].contains(&rack) {
-                    splits[rack as usize] += 1;
-                }
-                racks[i] = rack;
+            let (racks, len) = self.split_racks(&map.replicas);
+            for &rack in &racks[..len] {
+                splits[rack as usize] += 1;
             }
         }
         splits.into_iter().max().unwrap_or(0)
+    }
+
+    /// The racks of a split's replicas, each once however many of them it holds, in the
+    /// replicas' order: the first `len` of the array.
+    fn split_racks(&self, replicas: &[u32; 3]) -> ([u32; 3], usize) {
+        let mut racks = [u32::MAX; 3];
+        let mut len = 0;
+        for &node in replicas.iter().take(self.cluster.replication as usize) {
+            let rack = self.nodes[node as usize].rack;
+            if !racks[..len].contains(&rack) {
+                racks[len] = rack;
+                len += 1;
+            }
+        }
+        (racks, len)
     }
 
     fn record_cross_rack_bounds(&mut self, j: u32) {
