@@ -178,6 +178,10 @@ struct ModelArgs {
     /// another rack takes the rack-local path instead (1: no cross-rack shuffle at all).
     #[arg(long, value_name = "SHARE", value_parser = share_of_one)]
     oracle_local_shuffle: Option<f64>,
+    /// Each job's input was written from random nodes of W racks drawn for the job (a dataset
+    /// loaded or produced on W racks); 0: every block from a random node of the cluster.
+    #[arg(long, value_name = "W", default_value_t = 0)]
+    input_racks: usize,
 }
 
 impl ModelArgs {
@@ -204,6 +208,7 @@ impl ModelArgs {
             options.am.speculator = None;
         }
         options.placement_oracle = self.placement_oracle();
+        options.input_racks = self.input_racks;
     }
 
     fn placement_oracle(&self) -> sim::PlacementOracle {
@@ -228,6 +233,7 @@ impl ModelArgs {
             "reducer_preemption": !self.no_reducer_preemption,
             "reducer_preempt_delay_s": self.reducer_preempt_delay_s,
             "map_speculation": !self.no_speculation,
+            "input_racks": self.input_racks,
             "placement_oracle": {
                 "local_reads": oracle.local_reads,
                 "local_shuffle_share": oracle.local_shuffle_share,

@@ -233,6 +233,35 @@ fn each_half_of_the_placement_oracle_removes_only_its_own_cross_rack_bytes() {
     assert!(shuffle.cross_rack_remote_map_bytes > 0);
 }
 
+/// `input_racks`: with every job's input written from one rack, every split has a replica on
+/// that rack, so a placement that reads nothing across racks could keep all of the shuffle on
+/// it (the data-local bound is 0); with each block written from its own random node, as by
+/// default, no rack holds all of a multi-map job's splits and the bound is above 0.
+#[test]
+fn input_written_from_one_rack_puts_every_split_on_it() {
+    let (cluster, jobs) = small_setup();
+    let bound = |input_racks: usize| {
+        let options = SimOptions {
+            input_racks,
+            ..SimOptions::default()
+        };
+        let (metrics, _, _) =
+            run_policy(&cluster, &jobs, "fair", &options, &mut |_, _| {}).unwrap();
+        assert_eq!(metrics.jobs, jobs.len(), "input_racks {input_racks}");
+        metrics.cross_rack_shuffle_bounds.data_local_bound
+    };
+    assert!(bound(0) > 0.0, "by default the splits spread: {}", bound(0));
+    assert_eq!(bound(1), 0.0);
+    let refused = SimOptions {
+        input_racks: cluster.racks + 1,
+        ..SimOptions::default()
+    };
+    assert_eq!(
+        run_policy(&cluster, &jobs, "fair", &refused, &mut |_, _| {}).expect_err("refused"),
+        "input_racks 5: the cluster has 4 racks"
+    );
+}
+
 /// Everything on one node with three containers: the shuffle is node-local traffic over the
 /// NIC (250 Mbps = 31,250 B/ms).
 /// * AM at 1000 (phase 0, first heartbeat after 0), registered at 4000, map at 5000.

@@ -6,16 +6,58 @@ use super::Sim;
 use crate::network::LinkId;
 use crate::rng::Rng;
 
-/// HDFS default placement for a block written by a client outside the cluster's DataNodes'
-/// racks: a random writer node, then two distinct nodes of one other random rack; on a
-/// single rack, two other distinct nodes of it.
-pub(super) fn hdfs_replicas(
+/// Where one job's input blocks were written from: every block from its own random node, or
+/// from a random node of a few racks the job's dataset was loaded or produced on.
+pub(super) enum InputWriters {
+    AnyNode,
+    RacksOf(Vec<usize>),
+}
+
+impl InputWriters {
+    /// `racks` distinct racks of the cluster's `of`, drawn at random; every node for 0.
+    pub(super) fn draw(rng: &mut Rng, racks: usize, of: usize) -> InputWriters {
+        if racks == 0 {
+            return InputWriters::AnyNode;
+        }
+        // Drawn until distinct: W is a few racks of tens, so a repeat is rare.
+        let mut chosen = Vec::with_capacity(racks);
+        while chosen.len() < racks {
+            let rack = rng.below(of);
+            if !chosen.contains(&rack) {
+                chosen.push(rack);
+            }
+        }
+        InputWriters::RacksOf(chosen)
+    }
+
+    /// One block's replicas under HDFS's default placement, from a writer drawn as `self` says.
+    pub(super) fn block(
+        &self,
+        rng: &mut Rng,
+        nodes: usize,
+        racks: usize,
+        per_rack: usize,
+    ) -> [u32; 3] {
+        let writer = match self {
+            InputWriters::AnyNode => rng.below(nodes),
+            InputWriters::RacksOf(chosen) => {
+                chosen[rng.below(chosen.len())] * per_rack + rng.below(per_rack)
+            }
+        };
+        hdfs_replicas(rng, writer, nodes, racks, per_rack)
+    }
+}
+
+/// HDFS default placement for a block written from DataNode `first`: the writer's node, then
+/// two distinct nodes of one other random rack; on a single rack, two other distinct nodes of
+/// it.
+fn hdfs_replicas(
     rng: &mut Rng,
+    first: usize,
     nodes: usize,
     racks: usize,
     per_rack: usize,
 ) -> [u32; 3] {
-    let first = rng.below(nodes);
     if per_rack < 2 {
         return [first as u32; 3];
     }

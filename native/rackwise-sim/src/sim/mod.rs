@@ -171,6 +171,11 @@ pub struct SimOptions {
     /// Transfers kept off the rack links as if every task were placed where its data is: a
     /// bound, not a model of Hadoop (off by default).
     pub placement_oracle: PlacementOracle,
+    /// Where each job's input was written from: 0, every block from its own random node (a
+    /// dataset written by writers spread over the cluster); W > 0, every block from a random
+    /// node of W racks chosen for the job (a dataset loaded or produced on W racks). HDFS's
+    /// default placement follows either way (`hdfs`).
+    pub input_racks: usize,
     /// The MapReduce ApplicationMaster's allocator settings (`mr_am`).
     pub am: AmOptions,
     /// Dynamic Priority accounts by user (a `.dp.json` workload's budgets and spending
@@ -251,6 +256,7 @@ impl Default for SimOptions {
             delay_locality_threshold_rack: DELAY_LOCALITY_THRESHOLD_RACK,
             watchdog_ms: WATCHDOG_MS,
             placement_oracle: PlacementOracle::default(),
+            input_racks: 0,
             am: AmOptions::default(),
             accounts: Vec::new(),
         }
@@ -523,6 +529,7 @@ pub struct Sim<'a> {
     active_queues: u32,
     am_options: AmOptions,
     placement_oracle: PlacementOracle,
+    input_racks: usize,
     pub collector: Collector,
     pub counters: RunCounters,
 }
@@ -538,6 +545,12 @@ impl<'a> Sim<'a> {
         options.validate()?;
         if cluster.replication > 3 {
             return Err("replication above 3 is not modelled".into());
+        }
+        if options.input_racks > cluster.racks {
+            return Err(format!(
+                "input_racks {}: the cluster has {} racks",
+                options.input_racks, cluster.racks
+            ));
         }
         let engine = match &policy {
             Policy::Core(name) => Some(
@@ -727,6 +740,7 @@ impl<'a> Sim<'a> {
             active_queues: 0,
             am_options: options.am.clone(),
             placement_oracle: options.placement_oracle,
+            input_racks: options.input_racks,
             collector: Collector::new(cluster, specs, users),
             counters: RunCounters {
                 netsat: netsat_label(&options.core_settings),

@@ -13,7 +13,7 @@
 
 use super::core_link::Split;
 use super::event_loop::Ev;
-use super::hdfs::hdfs_replicas;
+use super::hdfs::InputWriters;
 use super::sampling::SAMPLE_MS;
 use super::speculator::SpeculatorOptions;
 use super::transfers::{
@@ -532,8 +532,9 @@ impl Sim<'_> {
         let racks = self.cluster.racks;
         let per_rack = self.cluster.nodes_per_rack;
         let maps_total = self.jobs[j as usize].maps_total;
+        let writers = InputWriters::draw(&mut self.rng, self.input_racks, racks);
         let maps = (0..maps_total)
-            .map(|_| MapTask::new(hdfs_replicas(&mut self.rng, n, racks, per_rack)))
+            .map(|_| MapTask::new(writers.block(&mut self.rng, n, racks, per_rack)))
             .collect();
         self.fs_remove(j);
         let job = &mut self.jobs[j as usize];
