@@ -608,3 +608,23 @@ fn samp_weighs_its_choice_again_with_the_ratio_the_counters_measure() {
         );
     }
 }
+
+/// `sampCapacity`: a job alone on 2 racks of 2 nodes (8 containers each) with all 24 of its
+/// splits on rack 1. Its even share is the whole cluster (32 containers) and rack 1 gives 16,
+/// so under `always` rack 1 alone cannot run its 24 maps at once and its best set is every
+/// rack, which is no preference. Rack 1 forces no remote read: under `remote-reads` and `never`
+/// it costs nothing (the whole shuffle on one rack) and is chosen.
+#[test]
+fn samp_capacity_decides_whether_a_rack_holding_every_split_must_give_the_job_its_share() {
+    for (capacity, expected) in [
+        ("always", vec![]),
+        ("remote-reads", vec!["/r1"]),
+        ("never", vec!["/r1"]),
+    ] {
+        let mut env = TestEnv::with_queue(2, 2, &[], &[("sampCapacity", capacity)]);
+        env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
+        env.asks("job", &[(MAP, 24, &[(1, 1), (1, 2)])]);
+        env.offer(1, 1);
+        assert_eq!(preferred(&env, "job"), expected, "sampCapacity={capacity}");
+    }
+}

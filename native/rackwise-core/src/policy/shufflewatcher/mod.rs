@@ -20,7 +20,7 @@ use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Locality, PlanEntry, RackName};
 use crate::settings::{params::no_check, Declaration, Param, ParamValues};
 use crate::state::{App, ClusterState, Observation};
-use samp::{RackCapacity, SampChoice};
+use samp::{CapacityRule, RackCapacity, SampChoice};
 use std::collections::BTreeMap;
 
 const RELAXED_FAIRNESS: &str = "relaxedFairness";
@@ -34,6 +34,7 @@ const LOCALITY_WAIT_MS: &str = "localityWaitMs";
 const RACK_WAIT_MS: &str = "rackWaitMs";
 const OFF_RACK_MAPS: &str = "offRackMaps";
 const SAMP_RECHECK: &str = "sampRecheck";
+const SAMP_CAPACITY: &str = "sampCapacity";
 const REDUCE_RACK_WAIT_MS: &str = "reduceRackWaitMs";
 
 /// The `<rackwise>` elements of a `shufflewatcher` queue.
@@ -129,6 +130,16 @@ const QUEUE_PARAMS: &[Param] = &[
          choice again with that ratio for the maps still pending, and the job drops its rack \
          preference when every rack is then the best set; false: SAMP's first choice stands",
     ),
+    Param::word(
+        SAMP_CAPACITY,
+        "always",
+        &["always", "remote-reads", "never"],
+        "which of SAMP's rack sets must be able to run as many of the job's maps at once as an \
+         even share of the cluster gives it (their containers shared with the other jobs that \
+         prefer them): always; remote-reads, only a set that forces remote map reads (a set \
+         holding every split trades the job's concurrency for shuffle locality alone); never \
+         (Figure 4 as written)",
+    ),
     Param::number(
         REDUCE_RACK_WAIT_MS,
         // Measured (docs/simulator.md, "A bounded rack wait for shuffle-light reduces"): on
@@ -173,6 +184,9 @@ pub(crate) struct Params {
     /// Whether SAMP's choice is weighed again, once, with the ratio the job's counters measure
     /// (a preference that no longer pays is dropped; one that does is kept as it was).
     pub samp_recheck: bool,
+    /// Which of SAMP's rack sets must be able to give the job an even share of the cluster's
+    /// containers (`sampCapacity`).
+    pub samp_capacity: CapacityRule,
     /// How long a shuffle-light job's reduce is kept off racks far from its output; 0: never.
     pub reduce_rack_wait_ms: u64,
 }
@@ -195,6 +209,11 @@ impl Params {
                 _ => None,
             },
             samp_recheck: values.bool(SAMP_RECHECK),
+            samp_capacity: match values.word(SAMP_CAPACITY) {
+                "remote-reads" => CapacityRule::RemoteReads,
+                "never" => CapacityRule::Never,
+                _ => CapacityRule::Always,
+            },
             reduce_rack_wait_ms: values.number(REDUCE_RACK_WAIT_MS) as u64,
         }
     }
@@ -430,7 +449,7 @@ impl ShuffleWatcher {
                 &maps.racks,
                 app.job.estimate.ratio,
                 &preferred_by_others,
-                &rack_capacity(state, maps),
+                &rack_capacity(state, maps, params),
             );
             // Once per job: the one place an operator can see why its maps cluster.
             if let Some(choice) = &placement.samp {
@@ -490,7 +509,14 @@ impl ShuffleWatcher {
     /// every rack is then the best set, the job drops its preference and its maps wait for
     /// locality as a job without one. A preference that still pays stands as it was: moving the
     /// job to other racks would split the output its placed maps already left on the first ones.
-    fn weigh_samp_again(&mut self, state: &ClusterState, id: &AppId, slot: usize, app: &App) {
+    fn weigh_samp_again(
+        &mut self,
+        state: &ClusterState,
+        id: &AppId,
+        slot: usize,
+        app: &App,
+        params: &Params,
+    ) {
         let due = app.job.estimate.source == RatioSource::Counters
             && self
                 .at(slot, id)
@@ -508,7 +534,7 @@ impl ShuffleWatcher {
             &maps.racks,
             app.job.estimate.ratio,
             &preferred_by_others,
-            &rack_capacity(state, maps),
+            &rack_capacity(state, maps, params),
         );
         if let Some(every_rack) = again.filter(|choice| choice.preferred.is_empty()) {
             log::info!(
@@ -595,11 +621,9 @@ impl Policy for ShuffleWatcher {
                 let Some((slot, app)) = state.apps.with_slot(id) else {
                     return;
                 };
-                let recheck = context
-                    .steered(&app.queue)
-                    .is_some_and(|values| values.typed(Params::of).samp_recheck);
-                if recheck {
-                    self.weigh_samp_again(state, id, slot, app);
+                let params = context.steered(&app.queue).map(|v| v.typed(Params::of));
+                if let Some(params) = params.filter(|p| p.samp_recheck) {
+                    self.weigh_samp_again(state, id, slot, app, params);
                 }
             }
             // A placed reduce ends its job's reduce hold.
@@ -712,8 +736,13 @@ impl Policy for ShuffleWatcher {
 }
 
 /// What each rack with nodes can give a job asking for maps as `maps` does: how many of its map
-/// containers the rack's nodes hold, and an even share of the cluster's among the known apps.
-fn rack_capacity(state: &ClusterState, maps: &crate::protocol::Ask) -> RackCapacity {
+/// containers the rack's nodes hold, an even share of the cluster's among the known apps, and
+/// which sets must give it (`sampCapacity`).
+fn rack_capacity(
+    state: &ClusterState,
+    maps: &crate::protocol::Ask,
+    params: &Params,
+) -> RackCapacity {
     let asked = &maps.resources;
     // Counted in integers, which f64 holds exactly up to 2^53 containers, so the order they
     // are added in cannot change a sum. Nodes come in id order, in which a rack's nodes usually
@@ -746,6 +775,7 @@ fn rack_capacity(state: &ClusterState, maps: &crate::protocol::Ask) -> RackCapac
     RackCapacity {
         containers,
         fair_share: cluster / apps,
+        rule: params.samp_capacity,
     }
 }
 

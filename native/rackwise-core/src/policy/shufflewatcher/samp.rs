@@ -73,6 +73,23 @@ pub struct RackCapacity {
     pub containers: BTreeMap<RackName, f64>,
     /// The containers the job can expect at once: an even share of the cluster among the jobs.
     pub fair_share: f64,
+    /// Which rack sets must be able to give the job that share.
+    pub rule: CapacityRule,
+}
+
+/// Which of SAMP's candidate rack sets must be able to run the job's maps at its even share
+/// (`sampCapacity`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapacityRule {
+    /// Every set short of all racks.
+    Always,
+    /// Only a set that forces remote map reads. A set holding every split reads nothing across
+    /// racks, so waiting for its containers costs the job concurrency alone: the trade
+    /// ShuffleWatcher makes for shuffle locality. A set that forces remote reads and cannot
+    /// give the job its share would make its maps wait and then read across racks anyway.
+    RemoteReads,
+    /// No set: the cheapest by cost alone (Figure 4 as written).
+    Never,
 }
 
 /// Chooses PreferredMapRacks for a job of `maps` maps whose splits have a replica on each rack
@@ -133,15 +150,20 @@ pub fn choose(
     let mut best: Option<(f64, SampChoice)> = None;
     for set in prefixes.chain(singles) {
         let chosen: Vec<&(&RackName, f64, f64)> = set.iter().map(|&i| &sorted[i]).collect();
-        let given: f64 = chosen.iter().map(|(_, _, give)| give).sum();
-        // A set that cannot give the job its containers is not a choice (the full set always
-        // is: the demand is at most what every rack gives).
-        if given + 1e-9 < demand && set.len() < sorted.len() {
-            continue;
-        }
         let size = set.len();
         let holds: Vec<(&RackName, f64)> = chosen.iter().map(|(r, held, _)| (*r, *held)).collect();
         let uncovered = total * holds.iter().map(|(_, c)| 1.0 - c / total).product::<f64>();
+        let given: f64 = chosen.iter().map(|(_, _, give)| give).sum();
+        let must_give = match capacity.rule {
+            CapacityRule::Always => true,
+            CapacityRule::RemoteReads => uncovered > 1e-9,
+            CapacityRule::Never => false,
+        };
+        // A set that cannot give the job its containers, where the rule asks it to, is not a
+        // choice (the full set always is: the demand is at most what every rack gives).
+        if must_give && given + 1e-9 < demand && size < sorted.len() {
+            continue;
+        }
         let held = balance(total - uncovered, &holds);
         let remote_each = uncovered / size as f64;
         // In rack name order, the order of the choice's map: the concentration is summed in
@@ -224,6 +246,7 @@ mod tests {
                 .map(|r| (RackName(format!("/r{r}").into()), 100.0))
                 .collect(),
             fair_share: 100.0,
+            rule: CapacityRule::Always,
         }
     }
 
@@ -305,6 +328,43 @@ mod tests {
     }
 
     #[test]
+    fn a_set_holding_every_split_need_not_give_the_job_its_containers_unless_always() {
+        // The case above: /r1 holds every split and gives this job 25 containers of the 60 it
+        // would run at once. Under `remote-reads` and `never`, /r1 alone reads nothing across
+        // racks, so it is chosen at its cost of nothing (the whole shuffle on one rack) for the
+        // light job and the heavy one alike.
+        let others = racks(&[("/r1", 3)]);
+        let splits = racks(&[("/r1", 60), ("/r2", 20), ("/r3", 20)]);
+        for rule in [CapacityRule::RemoteReads, CapacityRule::Never] {
+            let capacity = RackCapacity { rule, ..roomy(3) };
+            for ratio in [0.1, 10.0] {
+                let choice = choose(60, &splits, ratio, &others, &capacity).unwrap();
+                assert_eq!(names(&choice), ["/r1"], "{rule:?}, ratio {ratio}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_set_forcing_remote_reads_must_give_the_job_its_containers_unless_never() {
+        // /r1 holds 50 of 60 splits and gives this job 25 containers (3 other jobs prefer it).
+        // For a heavy job (ratio 10) /r1 alone costs its 10 remote reads; with /r2 it costs
+        // 10 x 60 x (1 - 0.5) = 300 in shuffle. Under `remote-reads` /r1 must give the job
+        // its 60 and cannot: the heavy job takes /r2 alone (40 remote reads, the next cheapest
+        // set that gives enough). Under `never` it takes /r1.
+        let others = racks(&[("/r1", 3)]);
+        let splits = racks(&[("/r1", 50), ("/r2", 20), ("/r3", 20)]);
+        for (rule, expected) in [
+            (CapacityRule::Always, ["/r2"]),
+            (CapacityRule::RemoteReads, ["/r2"]),
+            (CapacityRule::Never, ["/r1"]),
+        ] {
+            let capacity = RackCapacity { rule, ..roomy(3) };
+            let choice = choose(60, &splits, 10.0, &others, &capacity).unwrap();
+            assert_eq!(names(&choice), expected, "{rule:?}");
+        }
+    }
+
+    #[test]
     fn storage_without_locality_never_prefers_a_rack_without_nodes() {
         // `file:///` input: every split names /default-rack, which no node is on. No rack with
         // nodes can read the input locally, so the job prefers none (and so waits for none),
@@ -315,6 +375,7 @@ mod tests {
                 .map(|(r, c)| (RackName(r.into()), c))
                 .collect(),
             fair_share: 150.0,
+            rule: CapacityRule::Always,
         };
         let choice = choose(
             200,
@@ -344,6 +405,7 @@ mod tests {
         let none = RackCapacity {
             containers: BTreeMap::new(),
             fair_share: 0.0,
+            rule: CapacityRule::Always,
         };
         assert_eq!(
             choose(10, &racks(&[("/r1", 10)]), 1.0, &BTreeMap::new(), &none),
