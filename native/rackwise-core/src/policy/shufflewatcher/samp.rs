@@ -16,10 +16,12 @@
 //!   evenly;
 //! * equally-holding racks are ordered by how many other jobs already prefer them, then by
 //!   name, which spreads jobs whose data sit on the same racks (the paper's Figure 5);
-//! * a set must be able to give the job its containers: each rack gives its map containers
-//!   shared with the other jobs that prefer it, and the set must give at least what the job can
-//!   expect to run at once (its maps, at most an even share of the cluster). A preference the
-//!   racks cannot serve would only make the job wait (NASS holds maps for their preferred racks);
+//! * a set that forces remote map reads must be able to give the job its containers: each rack
+//!   gives its map containers shared with the other jobs that prefer it, and the set must give
+//!   at least what the job can expect to run at once (its maps, at most an even share of the
+//!   cluster). Short of that the job's maps would wait for the racks (NASS holds maps for their
+//!   preferred racks) and then read across racks anyway. A set holding every split costs the
+//!   job concurrency alone, the trade ShuffleWatcher makes, and need not (`CapacityRule`);
 //! * only racks with nodes count. Storage without locality names a rack no node is on
 //!   (`/default-rack`); a job with no split on a rack with nodes prefers no rack, so none of its
 //!   maps waits for one (an RM without data locality must not hold work for it).
