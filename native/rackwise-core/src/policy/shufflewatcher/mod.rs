@@ -453,7 +453,7 @@ impl ShuffleWatcher {
                 &maps.racks,
                 app.job.estimate.ratio,
                 &preferred_by_others,
-                &rack_capacity(state, maps, params),
+                &rack_capacity(state, maps, params.samp_capacity),
             );
             // Once per job: the one place an operator can see why its maps cluster.
             if let Some(choice) = &placement.samp {
@@ -519,7 +519,7 @@ impl ShuffleWatcher {
         id: &AppId,
         slot: usize,
         app: &App,
-        params: &Params,
+        rule: CapacityRule,
     ) {
         let due = app.job.estimate.source == RatioSource::Counters
             && self
@@ -538,7 +538,7 @@ impl ShuffleWatcher {
             &maps.racks,
             app.job.estimate.ratio,
             &preferred_by_others,
-            &rack_capacity(state, maps, params),
+            &rack_capacity(state, maps, rule),
         );
         if let Some(every_rack) = again.filter(|choice| choice.preferred.is_empty()) {
             log::info!(
@@ -627,7 +627,7 @@ impl Policy for ShuffleWatcher {
                 };
                 let params = context.steered(&app.queue).map(|v| v.typed(Params::of));
                 if let Some(params) = params.filter(|p| p.samp_recheck) {
-                    self.weigh_samp_again(state, id, slot, app, params);
+                    self.weigh_samp_again(state, id, slot, app, params.samp_capacity);
                 }
             }
             // A placed reduce ends its job's reduce hold.
@@ -745,7 +745,7 @@ impl Policy for ShuffleWatcher {
 fn rack_capacity(
     state: &ClusterState,
     maps: &crate::protocol::Ask,
-    params: &Params,
+    rule: CapacityRule,
 ) -> RackCapacity {
     let asked = &maps.resources;
     // Counted in integers, which f64 holds exactly up to 2^53 containers, so the order they
@@ -779,7 +779,7 @@ fn rack_capacity(
     RackCapacity {
         containers,
         fair_share: cluster / apps,
-        rule: params.samp_capacity,
+        rule,
     }
 }
 
