@@ -1,6 +1,7 @@
 //! HDFS block placement: where an input block's replicas are, which decides how local a map
 //! can run, and where a task's output pipeline writes, which decides the cross-rack
-//! replication traffic. Both follow HDFS's default placement policy.
+//! replication traffic. Both follow HDFS's default placement policy. And which replica a
+//! non-local map reads, which decides the links its read crosses.
 
 use super::Sim;
 use crate::network::LinkId;
@@ -80,6 +81,33 @@ fn hdfs_replicas(
     ]
 }
 
+/// The replica a reader on `reader_rack` reads a block from, as the NameNode orders a block's
+/// locations for a client (`DatanodeManager.sortLocatedBlock`, `NetworkTopology.sortByDistance`
+/// in Hadoop 3.4): the replicas nearest the reader first, those at the same distance shuffled
+/// (no `dfs.namenode.read.considerLoad` or storage-type sort by default), and the client reads
+/// the first. So a replica on the reader's rack if there is one, else any of the three alike.
+/// Always taking the writer's replica instead put every off-rack read of a dataset written
+/// from one rack on that rack's uplink.
+pub(super) fn read_source(
+    replicas: &[u32],
+    rack_of: impl Fn(u32) -> u32,
+    reader_rack: u32,
+    rng: &mut Rng,
+) -> u32 {
+    let on_rack = replicas
+        .iter()
+        .filter(|&&r| rack_of(r) == reader_rack)
+        .count();
+    let nearest = if on_rack > 0 { on_rack } else { replicas.len() };
+    let pick = rng.below(nearest);
+    replicas
+        .iter()
+        .copied()
+        .filter(|&r| on_rack == 0 || rack_of(r) == reader_rack)
+        .nth(pick)
+        .expect("a replica at the nearest distance")
+}
+
 impl Sim<'_> {
     /// HDFS's write pipeline for a task's output: the first replica on the writer's node, the
     /// second and third on two nodes of one other rack; the pipeline crosses racks once. On a
@@ -104,5 +132,43 @@ impl Sim<'_> {
             (self.link_down(other), 1.0),
             (self.link_in(target), 1.0),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Replica nodes 0 (rack 0), 11 and 12 (rack 1) of a cluster of ten nodes per rack.
+    const REPLICAS: [u32; 3] = [0, 11, 12];
+
+    fn reads_from(reader_rack: u32) -> [u32; 3] {
+        let mut rng = Rng::new(7);
+        let mut counts = [0; 3];
+        for _ in 0..3_000 {
+            let source = read_source(&REPLICAS, |node| node / 10, reader_rack, &mut rng);
+            counts[REPLICAS.iter().position(|&r| r == source).unwrap()] += 1;
+        }
+        counts
+    }
+
+    #[test]
+    fn a_reader_off_every_replica_rack_reads_any_replica_alike() {
+        // 1,000 each expected (σ ≈ 26): always the writer's replica would give 3,000 / 0 / 0.
+        for count in reads_from(2) {
+            assert!((850..=1_150).contains(&count), "{:?}", reads_from(2));
+        }
+    }
+
+    #[test]
+    fn a_reader_reads_a_replica_on_its_own_rack() {
+        assert_eq!(reads_from(0), [3_000, 0, 0]);
+        let [writer, second, third] = reads_from(1);
+        assert_eq!(writer, 0);
+        assert!(
+            (1_300..=1_700).contains(&second),
+            "{second} of {}",
+            second + third
+        );
     }
 }

@@ -145,6 +145,9 @@ impl Policy {
     }
 }
 
+/// Salt of the read-source stream's seed ("READ"), apart from the workload's streams.
+const READ_STREAM: u64 = 0x5245_4144;
+
 /// The progress watchdog's default: a run with work pending that neither allocates a container
 /// nor completes a task for this long (simulated) stops with an error naming its state.
 pub const WATCHDOG_MS: u64 = 30 * 60 * 1000;
@@ -461,6 +464,9 @@ pub struct Sim<'a> {
     seq: u64,
     heap: BinaryHeap<Scheduled>,
     rng: Rng,
+    /// Which replica each non-local map reads: a stream of its own, so that the blocks,
+    /// output pipelines and task times drawn from `rng` stay those of the same seed.
+    read_rng: Rng,
     nodes: Vec<NodeState>,
     node_ids: Vec<NodeId>,
     /// Shared with every map ask table that names the host.
@@ -688,6 +694,7 @@ impl<'a> Sim<'a> {
             seq: 0,
             heap: BinaryHeap::new(),
             rng: Rng::new(options.seed),
+            read_rng: Rng::new(options.seed ^ READ_STREAM),
             nodes,
             node_ids,
             hosts,

@@ -13,7 +13,7 @@
 
 use super::core_link::Split;
 use super::event_loop::Ev;
-use super::hdfs::InputWriters;
+use super::hdfs::{read_source, InputWriters};
 use super::sampling::SAMPLE_MS;
 use super::speculator::SpeculatorOptions;
 use super::transfers::{
@@ -645,16 +645,16 @@ impl Sim<'_> {
         if !remote {
             return;
         }
-        // Read the split from a replica on this rack if there is one, else from the first.
         let rack = self.nodes[node as usize].rack;
         let replicas = self.jobs[j as usize].maps[m as usize].replicas;
         let copies = self.cluster.replication as usize;
-        let source = replicas
-            .iter()
-            .take(copies)
-            .copied()
-            .find(|r| self.nodes[*r as usize].rack == rack)
-            .unwrap_or(replicas[0]);
+        let nodes = &self.nodes;
+        let source = read_source(
+            &replicas[..copies],
+            |r| nodes[r as usize].rack,
+            rack,
+            &mut self.read_rng,
+        );
         let src_rack = self.nodes[source as usize].rack;
         let mut links = vec![(self.link_out(source), 1.0), (self.link_in(node), 1.0)];
         if src_rack != rack {
