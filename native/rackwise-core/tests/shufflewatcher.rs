@@ -342,8 +342,9 @@ fn quotas_sum_to_the_reduce_count_when_it_grows_later() {
     assert_eq!(quotas.values().copied().collect::<Vec<_>>(), [2, 1, 1]);
 }
 
-/// Relaxed fairness: a queue with nothing preferred here passes its turn (every app vetoed),
-/// for at most `relaxedIntervalMs`; a preferred task ends the skipping.
+/// Relaxed fairness: a queue with nothing preferred here passes its turn (every app vetoed)
+/// while another queue has tasks to take the node, for at most `relaxedIntervalMs`; a
+/// preferred task ends the skipping.
 #[test]
 fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
     let mut env = TestEnv::with_queue(
@@ -360,6 +361,10 @@ fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
     );
     env.submit("job", "root.sw", 1, &["rackwise.shuffle-ratio=0.5"]);
     env.asks("job", &[(MAP, 2, &[(2, 1)])]);
+    // Alone on the cluster, the queue does not pass its turn: no one else would take the node.
+    assert_eq!(ranking(&env.offer(1, 1), "root.sw"), ["job:20:any"]);
+    env.submit("other", "root.plain", 2, &[]);
+    env.asks("other", &[(MAP, 1, &[])]);
     // Rack 1 holds none of the job's data and it prefers rack 2.
     let skipped = env.offer(1, 1);
     assert!(ranking(&skipped, "root.sw").is_empty());
@@ -371,6 +376,10 @@ fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
     // On rack 2 the map is preferred and data-local: no skipping, and the clock resets.
     assert_eq!(ranking(&env.offer(2, 1), "root.sw")[0], "job:20:node");
     assert!(ranking(&env.offer(1, 1), "root.sw").is_empty());
+    // Once the other queue has nothing pending, the node is not left idle.
+    env.run("other", MAP, 1, 1, Locality::OffSwitch);
+    env.asks("other", &[(MAP, 0, &[])]);
+    assert_eq!(ranking(&env.offer(1, 1), "root.sw"), ["job:20:any"]);
 }
 
 /// Locality inside NASS's map lines (delay scheduling's mechanism): a job takes node-local maps

@@ -557,7 +557,7 @@ impl ShuffleWatcher {
     /// ShuffleWatcher's relaxed fairness (SW-relaxed, as Delay Scheduling relaxes fairness): a
     /// queue with nothing preferred to run on this node passes its turn (all its apps vetoed,
     /// so FairScheduler offers the node to the next queue), for at most `relaxedIntervalMs` in
-    /// a row.
+    /// a row. Called only while another queue has tasks pending.
     fn relax(
         &mut self,
         queue: &str,
@@ -733,7 +733,10 @@ impl Policy for ShuffleWatcher {
         );
         ask_facts.clear();
         self.ask_facts = ask_facts;
-        if params.relaxed_fairness && !turn.starved {
+        // Passing the turn is worth something only if another queue has tasks to take the node
+        // (FairScheduler offers it to the next queue); with none, it would only idle the node.
+        let another_queue_has_work = turn.context.state.candidates_by_queue().len() > 1;
+        if params.relaxed_fairness && !turn.starved && another_queue_has_work {
             self.relax(turn.queue, preferred, params, turn.offer.now_ms, entries);
         }
     }
