@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use rackwise_core::policy::shufflewatcher::sarp;
+use rackwise_core::policy::Registry;
 use rackwise_core::protocol::*;
 use std::collections::BTreeMap;
 
@@ -380,6 +381,34 @@ fn relaxed_fairness_skips_a_queue_without_preferred_work_for_a_bounded_time() {
     env.run("other", MAP, 1, 1, Locality::OffSwitch);
     env.asks("other", &[(MAP, 0, &[])]);
     assert_eq!(ranking(&env.offer(1, 1), "root.sw"), ["job:20:any"]);
+}
+
+/// Relaxed fairness passes a queue's turn only to a queue that takes the node: where two
+/// steered queues both have nothing preferred, neither passes (the node would idle, as stock
+/// FairScheduler's own tests caught in `shufflewatcher-mr-priorities` mode); where one has
+/// something preferred, the other passes to it.
+#[test]
+fn relaxed_fairness_never_passes_a_turn_that_no_queue_takes() {
+    let elements = [
+        ("policy", "shufflewatcher"),
+        ("relaxedFairness", "true"),
+        ("localityWaitMs", "0"),
+        ("rackWaitMs", "0"),
+    ];
+    let queues = vec![queue("root.sw", &elements), queue("root.sw2", &elements)];
+    let mut env = TestEnv::with_registry(3, 1, &[], queues, Registry::builtin()).unwrap();
+    env.submit("a", "root.sw", 1, &["rackwise.shuffle-ratio=0.5"]);
+    env.asks("a", &[(MAP, 2, &[(2, 1)])]);
+    env.submit("b", "root.sw2", 2, &["rackwise.shuffle-ratio=0.5"]);
+    env.asks("b", &[(MAP, 2, &[(3, 1)])]);
+    // Rack 1 holds neither job's data: each queue would pass, and no one would take the node.
+    let neither = env.offer(1, 1);
+    assert_eq!(ranking(&neither, "root.sw"), ["a:20:any"]);
+    assert_eq!(ranking(&neither, "root.sw2"), ["b:20:any"]);
+    // Rack 3 holds `b`'s: its queue takes the node, and `a`'s passes its turn to it.
+    let one = env.offer(3, 1);
+    assert!(ranking(&one, "root.sw").is_empty());
+    assert_eq!(ranking(&one, "root.sw2")[0], "b:20:node");
 }
 
 /// Locality inside NASS's map lines (delay scheduling's mechanism): a job takes node-local maps

@@ -35,8 +35,9 @@ use std::sync::Arc;
 /// Call order on each offer: `observe` for every observation of the offer's events, in order,
 /// each once the state reflects it; then, for each steered queue with candidate apps (queues in
 /// name order), `begin_offer` before the policy's first queue of this offer, `rank` for the
-/// queue and, if the queue's plan then has entries, `held_starts`; `end_offer` for every policy once all queues are planned; then `queue_weights`, then
-/// `closed_intervals`.
+/// queue and, if the queue's plan then has entries, `held_starts`; once all queues are planned,
+/// `settle` for every policy that ranked a queue, then `end_offer` for every policy; then
+/// `queue_weights`, then `closed_intervals`.
 pub trait Policy: AsAny + Send {
     /// The `<policy>` name and the parameters, as data (the settings parse and check them).
     fn declaration(&self) -> Declaration;
@@ -61,6 +62,12 @@ pub trait Policy: AsAny + Send {
     fn held_starts(&mut self, _turn: &Turn) -> Vec<AppId> {
         Vec::new()
     }
+
+    /// Called once every queue of the offer is planned, for each policy that ranked one of
+    /// them, with the whole plan: where a decision for one queue depends on what the others
+    /// will do (ShuffleWatcher's relaxed fairness passes a queue's turn only to a queue that
+    /// takes the node), the policy settles it here.
+    fn settle(&mut self, _context: &Context, _plan: &mut Plan) {}
 
     /// Called for every policy once an offer's queues are planned.
     fn end_offer(&mut self) {}
@@ -316,9 +323,17 @@ impl Registry {
                 entries,
             });
         }
-        for (policy, begun) in self.policies.iter_mut().zip(&mut self.begun) {
+        for (index, (policy, begun)) in self.policies.iter_mut().zip(&mut self.begun).enumerate() {
+            if std::mem::replace(begun, false) {
+                let context = Context {
+                    state,
+                    settings,
+                    keys: settings.policy_keys(index),
+                    index,
+                };
+                policy.settle(&context, &mut plan);
+            }
             policy.end_offer();
-            *begun = false;
         }
         (plan, starved_apps)
     }

@@ -17,11 +17,12 @@ use crate::policy::{
     Context, Policy, Turn,
 };
 use crate::predictor::RatioSource;
-use crate::protocol::{AppId, Locality, PlanEntry, RackName};
+use crate::protocol::{AppId, Locality, Plan, PlanEntry, RackName};
 use crate::settings::{params::no_check, Declaration, Param, ParamValues};
 use crate::state::{App, ClusterState, Observation};
 use samp::{CapacityRule, RackCapacity, SampChoice};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 const RELAXED_FAIRNESS: &str = "relaxedFairness";
 const SARP_QUOTA: &str = "sarpQuota";
@@ -130,7 +131,7 @@ const QUEUE_PARAMS: &[Param] = &[
         // Measured with relaxedFairness (docs/simulator.md, "The defaults chosen by
         // measurement"). Alone, before HDFS's replica order was modelled, it traded cross-rack
         // shuffle over 0.85x fair's for 1.6-6.0 % throughput; with it and since, the shuffle is
-        // 0.82-0.84x at X = 16 and 24 and the pair is the faster configuration.
+        // 0.82-0.85x at X = 16 and 24 and the pair is the faster configuration.
         true,
         "once a job's finished maps' counters measure its shuffle/input ratio, SAMP weighs its \
          choice again with that ratio for the maps still pending, and the job drops its rack \
@@ -378,6 +379,9 @@ pub struct ShuffleWatcher {
     /// A queue is skipped only while it has nothing preferred to run here, for at most its
     /// `relaxedIntervalMs`.
     relaxed_skips: BTreeMap<String, u64>,
+    /// The queues that would pass their turn on this offer (relaxed fairness), settled once
+    /// every queue is planned.
+    passing: Vec<Arc<str>>,
     /// NASS's per-ask buffer, kept (empty) across offers so that an offer allocates none.
     ask_facts: Vec<nass::AskFacts>,
 }
@@ -560,21 +564,13 @@ impl ShuffleWatcher {
         }
     }
 
-    /// ShuffleWatcher's relaxed fairness (SW-relaxed, as Delay Scheduling relaxes fairness): a
-    /// queue with nothing preferred to run on this node passes its turn (all its apps vetoed,
-    /// so FairScheduler offers the node to the next queue), for at most `relaxedIntervalMs` in
-    /// a row. Called only while another queue has tasks pending.
-    fn relax(
-        &mut self,
-        queue: &str,
-        preferred: bool,
-        params: &Params,
-        now_ms: u64,
-        entries: &mut Vec<PlanEntry>,
-    ) {
+    /// ShuffleWatcher's relaxed fairness (SW-relaxed, as Delay Scheduling relaxes fairness):
+    /// whether a queue with nothing preferred to run on this node would pass its turn, for at
+    /// most `relaxedIntervalMs` in a row. `settle` decides whether it does.
+    fn would_pass(&mut self, queue: &str, preferred: bool, params: &Params, now_ms: u64) -> bool {
         if preferred {
             self.relaxed_skips.remove(queue);
-            return;
+            return false;
         }
         // The queue's name is copied only when its skipping starts, not on every offer it lasts.
         let since = match self.relaxed_skips.get(queue) {
@@ -584,9 +580,7 @@ impl ShuffleWatcher {
                 now_ms
             }
         };
-        if now_ms.saturating_sub(since) < params.relaxed_interval_ms {
-            entries.clear();
-        }
+        now_ms.saturating_sub(since) < params.relaxed_interval_ms
     }
 }
 
@@ -739,11 +733,40 @@ impl Policy for ShuffleWatcher {
         );
         ask_facts.clear();
         self.ask_facts = ask_facts;
-        // Passing the turn is worth something only if another queue has tasks to take the node
-        // (FairScheduler offers it to the next queue); with none, it would only idle the node.
-        let another_queue_has_work = turn.context.state.candidates_by_queue().len() > 1;
-        if params.relaxed_fairness && !turn.starved && another_queue_has_work {
-            self.relax(turn.queue, preferred, params, turn.offer.now_ms, entries);
+        if params.relaxed_fairness
+            && !turn.starved
+            && self.would_pass(turn.queue, preferred, params, turn.offer.now_ms)
+        {
+            self.passing.push(Arc::clone(turn.queue));
+        }
+    }
+
+    /// A queue passes its turn (all its apps vetoed, so FairScheduler offers the node to the
+    /// next queue) only when some other queue will take the node: one whose plan has entries
+    /// and does not pass too, or one the core does not steer with tasks pending. Otherwise
+    /// passing would only idle the node, and the queues keep their entries: their run of
+    /// skipping ends.
+    fn settle(&mut self, context: &Context, plan: &mut Plan) {
+        if self.passing.is_empty() {
+            return;
+        }
+        let passing = std::mem::take(&mut self.passing);
+        // The plan has a queue for every steered queue with candidates, so any queue with
+        // candidates beyond those is one FairScheduler schedules on its own.
+        let unsteered_has_work = context.state.candidates_by_queue().len() > plan.queues.len();
+        let someone_takes_the_node = unsteered_has_work
+            || plan
+                .queues
+                .iter()
+                .any(|queue| !queue.entries.is_empty() && !passing.contains(&queue.queue));
+        for queue in plan.queues.iter_mut() {
+            if passing.contains(&queue.queue) {
+                if someone_takes_the_node {
+                    queue.entries.clear();
+                } else {
+                    self.relaxed_skips.remove(&*queue.queue);
+                }
+            }
         }
     }
 }
