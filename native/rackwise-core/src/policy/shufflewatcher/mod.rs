@@ -750,7 +750,6 @@ impl Policy for ShuffleWatcher {
         if self.passing.is_empty() {
             return;
         }
-        let passing = std::mem::take(&mut self.passing);
         // The plan has a queue for every steered queue with candidates, so any queue with
         // candidates beyond those is one FairScheduler schedules on its own.
         let unsteered_has_work = context.state.candidates_by_queue().len() > plan.queues.len();
@@ -758,9 +757,9 @@ impl Policy for ShuffleWatcher {
             || plan
                 .queues
                 .iter()
-                .any(|queue| !queue.entries.is_empty() && !passing.contains(&queue.queue));
+                .any(|queue| !queue.entries.is_empty() && !self.passing.contains(&queue.queue));
         for queue in plan.queues.iter_mut() {
-            if passing.contains(&queue.queue) {
+            if self.passing.contains(&queue.queue) {
                 if someone_takes_the_node {
                     queue.entries.clear();
                 } else {
@@ -768,6 +767,8 @@ impl Policy for ShuffleWatcher {
                 }
             }
         }
+        // Cleared, not dropped: the buffer is kept across offers, so an offer allocates none.
+        self.passing.clear();
     }
 }
 
