@@ -112,6 +112,16 @@ pub struct Context<'a> {
 }
 
 impl<'a> Context<'a> {
+    /// What the policy at `index` of the registry reads.
+    fn of(state: &'a ClusterState, settings: &'a Settings, index: usize) -> Context<'a> {
+        Context {
+            state,
+            settings,
+            keys: settings.policy_keys(index),
+            index,
+        }
+    }
+
     /// The queues whose own `<rackwise>` element names this policy, with their parameters.
     pub fn own_queues(&self) -> impl Iterator<Item = (&'a str, &'a ParamValues)> {
         self.settings.queues_of(self.index)
@@ -239,12 +249,7 @@ impl Registry {
         observation: &Observation,
     ) {
         for (index, policy) in self.policies.iter_mut().enumerate() {
-            let context = Context {
-                state,
-                settings,
-                keys: settings.policy_keys(index),
-                index,
-            };
+            let context = Context::of(state, settings, index);
             policy.observe(&context, observation);
         }
     }
@@ -284,12 +289,7 @@ impl Registry {
                     entries.extend(all_asks(candidate, "starvation-guard"));
                 }
             }
-            let context = Context {
-                state,
-                settings,
-                keys: settings.policy_keys(index),
-                index,
-            };
+            let context = Context::of(state, settings, index);
             let policy = &mut self.policies[index];
             if !std::mem::replace(&mut self.begun[index], true) {
                 policy.begin_offer(&context, offer);
@@ -325,12 +325,7 @@ impl Registry {
         }
         for (index, (policy, begun)) in self.policies.iter_mut().zip(&mut self.begun).enumerate() {
             if std::mem::replace(begun, false) {
-                let context = Context {
-                    state,
-                    settings,
-                    keys: settings.policy_keys(index),
-                    index,
-                };
+                let context = Context::of(state, settings, index);
                 policy.settle(&context, &mut plan);
             }
             policy.end_offer();
@@ -347,12 +342,7 @@ impl Registry {
     ) -> Vec<QueueWeight> {
         let mut weights = Vec::new();
         for (index, policy) in self.named_policies(settings) {
-            let context = Context {
-                state,
-                settings,
-                keys: settings.policy_keys(index),
-                index,
-            };
+            let context = Context::of(state, settings, index);
             weights.extend(policy.queue_weights(&context, now_ms));
         }
         weights
