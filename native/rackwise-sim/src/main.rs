@@ -16,6 +16,7 @@ use rackwise_sim::workload::check_load;
 use rackwise_sim::{plot, run_policy, workload, Cluster, JobSpec, SimOptions, WorkloadOptions};
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -407,6 +408,35 @@ impl Setup {
         }
     }
 
+    /// One line under a sweep chart's title saying what was run, so a chart read alone (in a
+    /// README, a note) states its conditions: workload, cluster, input layout, seeds, any
+    /// setting away from the defaults, and the placement oracle when it is on.
+    fn chart_conditions(&self, cluster: &Cluster, jobs: usize, seeds: &[u64]) -> String {
+        let trace = Path::new(&self.trace)
+            .file_name()
+            .map_or(self.trace.clone(), |n| n.to_string_lossy().into_owned());
+        let mut parts = vec![match self.hours {
+            Some(h) => format!("{trace}, first {h} h: {jobs} jobs, {} users", self.users()),
+            None => format!("{trace}: {jobs} jobs, {} users", self.users()),
+        }];
+        parts.push(cluster.name.clone());
+        parts.push(match self.model.input_racks {
+            0 => "input from random nodes".to_string(),
+            1 => "input from 1 rack per job".to_string(),
+            w => format!("input from {w} racks per job"),
+        });
+        let seeds: Vec<String> = seeds.iter().map(u64::to_string).collect();
+        parts.push(format!("seeds {}", seeds.join(", ")));
+        for (key, value) in self.core_settings.iter().chain(&self.queue_settings) {
+            parts.push(format!("{key}={value}"));
+        }
+        let oracle = self.model.placement_oracle();
+        if oracle.local_reads || oracle.local_shuffle_share > 0.0 {
+            parts.push("placement oracle on (a bound, not the model)".to_string());
+        }
+        parts.join(" · ")
+    }
+
     fn setup_json(&self, cluster: &Cluster, jobs: usize) -> serde_json::Value {
         json!({
             "trace": self.trace,
@@ -683,13 +713,18 @@ fn run_sweep(args: &SweepArgs) -> Result<(), String> {
         .map(|r| r.expect("every run of the grid ran"))
         .collect::<Result<_, _>>()?;
     let summary = sweep::summarise(&runs, &setup.policies, &args.loads);
+    let jobs = cells.first().map_or(0, |c| c.jobs.len());
     if let Some(dir) = &setup.plot {
-        plot::write_sweep(dir, &summary)?;
+        plot::write_sweep(
+            dir,
+            &summary,
+            &setup.chart_conditions(cluster, jobs, &args.seeds),
+        )?;
     }
     match args.format {
         Format::Json => {
             let mut document = json!({
-                "setup": setup.setup_json(cluster, cells.first().map_or(0, |c| c.jobs.len())),
+                "setup": setup.setup_json(cluster, jobs),
                 "spread": "min and max over seeds",
                 "summary": summary,
                 "runs": runs,

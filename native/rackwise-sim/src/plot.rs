@@ -195,12 +195,14 @@ pub fn write_all(
 }
 
 /// `sweep --plot DIR`: sweep-throughput.svg and sweep-p95.svg, one line per policy against the
-/// offered load, each point the seed mean with a min–max error bar.
-pub fn write_sweep(dir: &str, summary: &Summary) -> Result<(), String> {
+/// offered load, each point the seed mean with a min–max error bar; `conditions` (what was
+/// run) is the line under each title.
+pub fn write_sweep(dir: &str, summary: &Summary, conditions: &str) -> Result<(), String> {
     sweep_chart(
         dir,
         "sweep-throughput.svg",
         "Steady-state throughput vs offered load (mean, min–max over seeds)",
+        conditions,
         "steady throughput (jobs per hour)",
         "throughput_jobs_per_hour",
         summary,
@@ -209,6 +211,7 @@ pub fn write_sweep(dir: &str, summary: &Summary) -> Result<(), String> {
         dir,
         "sweep-p95.svg",
         "p95 turnaround vs offered load (mean, min–max over seeds)",
+        conditions,
         "p95 turnaround (s)",
         "p95_turnaround_s",
         summary,
@@ -219,6 +222,7 @@ fn sweep_chart(
     dir: &str,
     name: &str,
     title: &str,
+    conditions: &str,
     y_desc: &str,
     metric: &str,
     summary: &Summary,
@@ -232,8 +236,11 @@ fn sweep_chart(
     let max_load = points().map(|(x, _)| x).fold(1.0, f64::max);
     let top = points().map(|(_, s)| s.max).fold(1.0, f64::max);
     chart(dir, name, |root| {
-        let mut c = ChartBuilder::on(root)
-            .caption(title, ("sans-serif", 20))
+        let titled = root
+            .titled(title, ("sans-serif", 20))
+            .map_err(|e| e.to_string())?;
+        let mut c = ChartBuilder::on(&titled)
+            .caption(conditions, ("sans-serif", 13))
             .margin(15)
             .x_label_area_size(40)
             .y_label_area_size(70)

@@ -260,6 +260,12 @@ fn sweep_prints_mean_and_spread_per_policy_and_load_and_writes_its_charts() {
         assert!(svg.starts_with("<svg"), "{chart}");
         assert!(svg.contains("offered load"), "{chart} has its x axis title");
         assert!(svg.contains("shufflewatcher"), "{chart} has its legend");
+        assert!(
+            svg.contains(
+                "tiny.tsv: 12 jobs, 200 users · tiny · input from random nodes · seeds 1, 2"
+            ),
+            "{chart} states what was run under its title"
+        );
     }
 }
 
