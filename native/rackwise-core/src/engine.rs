@@ -109,12 +109,15 @@ impl Engine {
         };
         let rack_saturated = rack_utilization
             .is_some_and(|utilization| utilization > self.settings.netsat.threshold);
+        let some_rack_unsaturated =
+            rack_utilization.is_none() || self.netsat.some_rack_unsaturated();
         let offer = Offer {
             node_id: &offered.node,
             node,
             host: &node.host,
             rack: &node.rack,
             rack_saturated,
+            some_rack_unsaturated,
             now_ms,
         };
         let (plan, starved) = self.policies.plan(&self.state, &self.settings, &offer);

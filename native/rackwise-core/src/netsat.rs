@@ -153,6 +153,8 @@ pub struct NetSat {
     last_read: Option<(RackName, f64)>,
     /// Racks whose feed went stale, warned about once until fresh figures return.
     stale: BTreeSet<RackName>,
+    /// Racks at or below the saturation threshold at the last sample.
+    unsaturated_racks: usize,
 }
 
 impl NetSat {
@@ -180,9 +182,15 @@ impl NetSat {
         value
     }
 
+    /// Whether some rack was at or below the saturation threshold at the last sample.
+    pub fn some_rack_unsaturated(&self) -> bool {
+        self.unsaturated_racks > 0
+    }
+
     fn sample(&mut self, state: &ClusterState, settings: &Settings, now_ms: u64) {
         self.last_sample_ms = Some(now_ms);
         self.last_read = None;
+        self.unsaturated_racks = 0;
         let mut model: Option<BTreeMap<RackName, RackTraffic>> = None;
         for rack in state.racks() {
             let measured = match settings.netsat.source {
@@ -200,6 +208,9 @@ impl NetSat {
                 Some(previous) => alpha * raw + (1.0 - alpha) * previous,
                 None => raw,
             };
+            if smoothed <= settings.netsat.threshold {
+                self.unsaturated_racks += 1;
+            }
             self.smoothed.insert(rack.clone(), smoothed);
         }
     }

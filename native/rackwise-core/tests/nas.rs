@@ -547,6 +547,43 @@ fn nas_cr_rts_lets_only_light_reduces_onto_a_congested_rack_until_the_wait_then_
     assert_eq!(ranking(&env.offer(1, 1), "root.nas").len(), 2);
 }
 
+/// With every rack congested there is no rack to send a heavy reduce to: by default
+/// (`congestionResponse=while-a-rack-is-free`) CA-RTS ranks it at once; `always` (the paper
+/// as written) keeps CR-RTS's hold. Once a rack clears, the hold is back on the congested one.
+#[test]
+fn nas_congestion_response_holds_only_while_some_rack_is_below_the_threshold() {
+    let heavy_reduce_ranked =
+        |env: &mut TestEnv| ranking(&env.offer(1, 1), "root.nas") == ["heavy:10:any"];
+    for (setting, holds_when_all_congested) in [(None, false), (Some("always"), true)] {
+        let params: Vec<(&str, &str)> = setting
+            .map(|value| ("congestionResponse", value))
+            .into_iter()
+            .collect();
+        let mut env = TestEnv::nas(2, 2, &FEED, &params);
+        env.submit("heavy", "root.nas", 1, &[]);
+        env.asks("heavy", &[(REDUCE, 1, &[])]);
+        predicted(&mut env, "heavy", 4, 50.0, 50.0); // 200 MiB: shuffle-heavy
+        rack_load(&mut env, 1, 0.95);
+        rack_load(&mut env, 2, 0.95);
+        let all_congested = env.offer(1, 1);
+        assert!(all_congested.diagnostics.rack_saturated);
+        assert_eq!(
+            ranking(&all_congested, "root.nas").is_empty(),
+            holds_when_all_congested,
+            "{setting:?}: every rack congested"
+        );
+
+        // Rack 2 clears (a new NetSat sample, one period later): rack 1's hold applies under
+        // both settings.
+        rack_load(&mut env, 2, 0.1);
+        env.now_ms += 2_000;
+        assert!(
+            !heavy_reduce_ranked(&mut env),
+            "{setting:?}: rack 2 is free"
+        );
+    }
+}
+
 #[test]
 fn nas_congested_rack_holds_heavy_and_medium_maps_until_it_clears() {
     let mut settings = FEED.to_vec();

@@ -147,6 +147,9 @@ pub struct Offer<'a> {
     pub host: &'a str,
     pub rack: &'a RackName,
     pub rack_saturated: bool,
+    /// Some rack (the offered one or another) was at or below NetSat's threshold at its last
+    /// sample: traffic held off a saturated rack has somewhere else to go.
+    pub some_rack_unsaturated: bool,
     pub now_ms: u64,
 }
 
