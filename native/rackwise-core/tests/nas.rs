@@ -38,6 +38,10 @@ fn reasons(response: &OfferResponse, queue: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// NAS's own ranking across a user's jobs, as the paper has it: the tests of MTS's and CR-RTS's
+/// orders use it, since by default FairScheduler's app order decides between jobs.
+const PAPER_ORDER: (&str, &str) = ("kindOrder", "priority");
+
 /// Only the reduce entries of a ranking.
 fn reduces_of(ranking: Vec<String>) -> Vec<String> {
     ranking
@@ -121,7 +125,7 @@ fn nas_mts_takes_local_qualified_maps_unpredicted_first_then_output_closest_to_t
         2,
         2,
         &[(TRAFFIC_THRESHOLD_MB, "100"), (DEFAULT_MAP_INPUT_MB, "50")],
-        &[],
+        &[PAPER_ORDER],
     );
     for (i, app) in ["big", "far", "close", "fresh", "remote"]
         .iter()
@@ -154,7 +158,7 @@ fn nas_mts_skips_a_user_until_the_wait_then_takes_qualified_maps_by_category_and
         2,
         2,
         &[(TRAFFIC_THRESHOLD_MB, "100"), (DEFAULT_MAP_INPUT_MB, "50")],
-        &[("smallInputMb", "200")],
+        &[("smallInputMb", "200"), PAPER_ORDER],
     );
     for (i, app) in ["lp", "lu", "sp_far", "sp_near", "sp_close", "su"]
         .iter()
@@ -211,7 +215,7 @@ fn nas_mts_with_nothing_qualified_takes_the_local_map_exceeding_least_then_the_s
         2,
         2,
         &[(TRAFFIC_THRESHOLD_MB, "100"), (DEFAULT_MAP_INPUT_MB, "50")],
-        &[("maxWaitMs", "0")],
+        &[("maxWaitMs", "0"), PAPER_ORDER],
     );
     // A map of another queue runs on r1n1 and will write 90 MiB: 10 MiB are left.
     env.submit("x", "root.plain", 0, &[]);
@@ -309,8 +313,10 @@ fn nas_forgets_the_skips_of_a_queue_an_offer_does_not_plan_and_keeps_the_others(
 
 #[test]
 fn nas_ca_rts_ranks_six_categories_then_delayed_maps_done_and_larger_shuffle_first() {
-    // Without the hold on reached racks (the default), so every category shows in one ranking.
-    let mut env = TestEnv::nas(2, 2, &FEED, &[]);
+    // Without the hold on reached racks (the default), so every category shows in one ranking,
+    // and with NAS's ranking across jobs (`kindOrder=priority`): by default FairScheduler's app
+    // order would put `l_reached`, which runs a reduce, last.
+    let mut env = TestEnv::nas(2, 2, &FEED, &[PAPER_ORDER]);
     // A heavy job whose reduces CR-RTS delayed while rack 2 was congested.
     env.submit("h_delayed", "root.nas", 1, &[]);
     finished_map(&mut env, "h_delayed", 1, 2);
@@ -473,7 +479,7 @@ fn nas_reduce_rack_wait_zero_only_ranks_as_the_paper_does() {
 #[test]
 fn nas_cr_rts_lets_only_light_reduces_onto_a_congested_rack_until_the_wait_then_any() {
     // CR-RTS alone: without the hold on racks where a job reached its ReduceNum (the default).
-    let mut env = TestEnv::nas(2, 2, &FEED, &[]);
+    let mut env = TestEnv::nas(2, 2, &FEED, &[PAPER_ORDER]);
     for (i, (app, maps, output)) in [
         ("heavy", 4, 50.0),  // 200 MiB
         ("medium", 2, 10.0), // 20 MiB
@@ -734,11 +740,75 @@ fn nas_kind_order_apps_orders_a_users_reduces_and_maps_by_their_jobs_running_con
     );
 }
 
+/// Two jobs of a user with a data-local map that fits node 1's shuffle space: `close`, whose
+/// predicted map output is closest to the space, runs two maps; `far` runs none.
+fn close_fit_running_beside_a_far_fit_idle(kind_order: Option<&str>) -> TestEnv {
+    let queue_settings: Vec<_> = kind_order
+        .map(|order| ("kindOrder", order))
+        .into_iter()
+        .collect();
+    let mut env = TestEnv::nas(
+        2,
+        2,
+        &[(TRAFFIC_THRESHOLD_MB, "100"), (DEFAULT_MAP_INPUT_MB, "50")],
+        &queue_settings,
+    );
+    env.submit("close", "root.nas", 1, &[]);
+    env.submit("far", "root.nas", 2, &[]);
+    for _ in 0..2 {
+        env.run("close", MAP, 2, 2, Locality::NodeLocal);
+    }
+    env.asks("close", &[(MAP, 4, &[(1, 1)])]);
+    env.asks("far", &[(MAP, 4, &[(1, 1)])]);
+    predicted(&mut env, "close", 6, 50.0, 10.0);
+    predicted(&mut env, "far", 4, 50.0, 1.0);
+    env
+}
+
+/// By default FairScheduler's app order decides between a user's maps of different jobs too:
+/// the job running nothing goes first, though MTS's closest fit is the other job's map; with
+/// `kindOrder=priority` MTS's ranking across the user's jobs decides.
+#[test]
+fn nas_kind_order_apps_puts_the_job_running_fewer_containers_before_mts_closest_fit() {
+    let mut env = close_fit_running_beside_a_far_fit_idle(None);
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.nas"),
+        ["far:20:node", "close:20:node"]
+    );
+    let mut env = close_fit_running_beside_a_far_fit_idle(Some(PAPER_ORDER.1));
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.nas"),
+        ["close:20:node", "far:20:node"]
+    );
+}
+
+/// Between jobs running as many containers, FairScheduler's tie-break decides by default: the
+/// earlier arrival, though the later job's map output is MTS's closest fit.
+#[test]
+fn nas_kind_order_apps_breaks_ties_by_arrival() {
+    let mut env = TestEnv::nas(
+        2,
+        2,
+        &[(TRAFFIC_THRESHOLD_MB, "100"), (DEFAULT_MAP_INPUT_MB, "50")],
+        &[],
+    );
+    env.submit("early_far", "root.nas", 1, &[]);
+    env.submit("late_close", "root.nas", 2, &[]);
+    env.asks("early_far", &[(MAP, 4, &[(1, 1)])]);
+    env.asks("late_close", &[(MAP, 4, &[(1, 1)])]);
+    predicted(&mut env, "early_far", 4, 50.0, 1.0);
+    predicted(&mut env, "late_close", 4, 50.0, 90.0);
+    assert_eq!(
+        ranking(&env.offer(1, 1), "root.nas"),
+        ["early_far:20:node", "late_close:20:node"]
+    );
+}
+
 /// With `kindOrder=priority` every reduce of the user goes before its maps, whichever job runs
 /// more.
 #[test]
 fn nas_kind_order_priority_puts_every_reduce_of_a_user_before_its_maps() {
-    let mut env = busy_reducer_beside_a_fresh_mapper(Some("priority"));
+    let mut env = busy_reducer_beside_a_fresh_mapper(Some(PAPER_ORDER.1));
     assert_eq!(
         ranking(&env.offer(1, 1), "root.nas"),
         ["busy:10:any", "fresh:20:node"]

@@ -56,12 +56,15 @@
 //! * A YARN container can take either kind of task, where the paper's slots had one kind. NAS
 //!   orders each kind as above and keeps MapReduce's priority order between kinds (re-run maps
 //!   5, reduces 10, maps 19/20) within a job, so the ApplicationMaster's reduce ramp-up and
-//!   reduce preemption stay in charge of each job's map/reduce mix. Between a user's jobs
-//!   FairScheduler's app order decides (fewer running containers first, `kindOrder=apps`), so a
-//!   heavy job's reduces do not take the user's containers from its light jobs' maps. Measured
-//!   at saturation on FB-2010 and FB-2009 (docs/simulator.md, "What NAS's holds cost"), it
-//!   raised throughput on 11 runs of 12 and moved no bytes; `kindOrder=priority` keeps
-//!   MapReduce's priorities across all the user's jobs (every reduce before any map).
+//!   reduce preemption stay in charge of each job's map/reduce mix.
+//! * Between a user's jobs FairScheduler's app order decides (fewer running containers first,
+//!   then earlier arrival, `kindOrder=apps`), as stock FairScheduler picks the app before its
+//!   ask: NAS decides what each job may run on the offer. So a heavy job's reduces do not take the user's containers from its light
+//!   jobs' maps, and MTS's closest fit does not serve one job's maps while another's wait for
+//!   the starvation guard. Measured at saturation (docs/simulator.md, "What NAS's holds cost"
+//!   and "NAS between a user's jobs"), it raised throughput and moved no bytes;
+//!   `kindOrder=priority` keeps NAS's ranking across all the user's jobs, with MapReduce's
+//!   priorities across them (every reduce before any map).
 //! * The paper's CA-RTS only orders reduces; on a saturated cluster a user seldom has two
 //!   reduce jobs to order, so its one job's reduce took the first container offered, wherever
 //!   the output was (docs/simulator.md, "NAS's reduces on the racks of their output"). The
@@ -145,14 +148,15 @@ const QUEUE_PARAMS: &[Param] = &[
     ),
     Param::word(
         KIND_ORDER,
-        // Measured (docs/simulator.md, "What NAS's holds cost"): at the saturating loads of
-        // FB-2010 and FB-2009, seeds 1-3, apps raised throughput on 11 runs of 12 (+0.3 to
-        // +3.8 % on the four means) with the same cross-rack bytes.
+        // Measured (docs/simulator.md, "What NAS's holds cost" and "NAS between a user's
+        // jobs"): at the saturating loads of FB-2010 and FB-2009 apps raised throughput with
+        // the same cross-rack bytes.
         "apps",
         &["priority", "apps"],
-        "priority: a user's reduces go before its maps (MapReduce's priorities across all its \
-         jobs); apps: between jobs FairScheduler's app order decides (fewer running containers \
-         first), MapReduce's priorities only within a job",
+        "priority: NAS ranks across the user's jobs, every reduce before any map (MapReduce's \
+         priorities across all its jobs); apps: between jobs FairScheduler's app order decides \
+         (fewer running containers, then earlier arrival), NAS's ranking and MapReduce's \
+         priorities within a job",
     ),
     Param::word(
         CONGESTION_RESPONSE,
@@ -216,9 +220,8 @@ pub struct Params {
     pub max_skips: u32,
     /// How long a job's reduces may be held off racks where it reached its ReduceNum.
     pub reduce_rack_wait_ms: u64,
-    /// Whether FairScheduler's app order, not MapReduce's priorities, decides between a user's
-    /// ranked reduces and maps of different jobs.
-    pub kinds_by_app: bool,
+    /// Whether FairScheduler's app order, not NAS's ranking, decides between the user's jobs.
+    pub jobs_by_app_order: bool,
     /// Whether the congestion response waits for a rack below the threshold to exist (else it
     /// follows the offered rack alone, as the paper does).
     pub respond_while_a_rack_is_free: bool,
@@ -233,7 +236,7 @@ impl Params {
             max_wait_ms: values.number(MAX_WAIT_MS) as u64,
             max_skips: values.number(MAX_SKIPS) as u32,
             reduce_rack_wait_ms: values.number(REDUCE_RACK_WAIT_MS) as u64,
-            kinds_by_app: values.word(KIND_ORDER) == "apps",
+            jobs_by_app_order: values.word(KIND_ORDER) == "apps",
             respond_while_a_rack_is_free: values.word(CONGESTION_RESPONSE)
                 == "while-a-rack-is-free",
         }
@@ -827,53 +830,29 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
             _ => 2,
         },
     );
-    if turn.params.kinds_by_app {
-        order_kinds_by_app(turn.candidates, &mut entries[ranked..]);
+    if turn.params.jobs_by_app_order {
+        order_jobs_by_app(turn.candidates, &mut entries[ranked..]);
     }
 }
 
-/// `kindOrder=apps`: orders the user's ranked reduces and maps (sorted by MapReduce's
-/// priorities) between them as FairScheduler would choose the app: re-run maps first, then
-/// whichever of the two rankings' next entry belongs to the job with fewer running containers
-/// (FairScheduler's app order within a queue), the reduce on a tie (MapReduce's priorities
-/// within one job). Each kind keeps its own scheduler's order. With every reduce of the user
-/// before any of its maps, a heavy job's reduces, which hold their containers for the whole
-/// shuffle, take the user's containers from its light jobs' maps, which stock FairScheduler
-/// would serve first.
-fn order_kinds_by_app(candidates: &[Candidate], entries: &mut [PlanEntry]) {
-    let running = |entry: &PlanEntry| {
+/// `kindOrder=apps`: FairScheduler's app order between the user's jobs, as stock FairScheduler
+/// picks the app before its ask: fewer running containers first, then the earlier arrival (its
+/// FairSharePolicy's usage, then start time; candidates come by arrival). NAS's ranking decides
+/// what each job may run on this offer (data-local and fitting maps, the holds, CR-RTS); within
+/// a job its order, which keeps MapReduce's priorities, stays (the sort is stable). Ranked
+/// across the user's jobs instead, MTS's closest fit and CA-RTS's categories served some jobs
+/// again and again while others waited for the starvation guard (docs/simulator.md, "NAS
+/// between a user's jobs").
+fn order_jobs_by_app(candidates: &[Candidate], entries: &mut [PlanEntry]) {
+    entries.sort_by_cached_key(|entry| {
         candidates
             .iter()
-            .find(|c| *c.id == entry.app)
-            .map_or(0, |c| c.app.job.running_maps + c.app.job.running_reduces)
-    };
-    let (mut rerun, mut reduces, mut maps) = (Vec::new(), Vec::new(), Vec::new());
-    for entry in entries.iter() {
-        match TaskKind::of_mapreduce_priority(entry.priority) {
-            TaskKind::Reduce => reduces.push(entry.clone()),
-            _ if entry.priority == RERUN_MAP_PRIORITY => rerun.push(entry.clone()),
-            _ => maps.push(entry.clone()),
-        }
-    }
-    if reduces.is_empty() || maps.is_empty() {
-        return;
-    }
-    let mut merged = rerun;
-    let (mut reduces, mut maps) = (reduces.into_iter().peekable(), maps.into_iter().peekable());
-    loop {
-        let take_reduce = match (reduces.peek(), maps.peek()) {
-            (Some(reduce), Some(map)) => running(reduce) <= running(map),
-            (Some(_), None) => true,
-            (None, Some(_)) => false,
-            (None, None) => break,
-        };
-        merged.extend(if take_reduce {
-            reduces.next()
-        } else {
-            maps.next()
-        });
-    }
-    entries.clone_from_slice(&merged);
+            .enumerate()
+            .find(|(_, c)| *c.id == entry.app)
+            .map_or((0, 0), |(arrival, c)| {
+                (c.app.job.running_maps + c.app.job.running_reduces, arrival)
+            })
+    });
 }
 
 /// Algorithm 2 for one user, with its map skips. `other_work` says whether the user already
