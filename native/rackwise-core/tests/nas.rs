@@ -740,9 +740,10 @@ fn nas_kind_order_apps_orders_a_users_reduces_and_maps_by_their_jobs_running_con
     );
 }
 
-/// Two jobs of a user with a data-local map that fits node 1's shuffle space: `close`, whose
-/// predicted map output is closest to the space, runs two maps; `far` runs none.
-fn close_fit_running_beside_a_far_fit_idle(kind_order: Option<&str>) -> TestEnv {
+/// Two jobs of a user, in arrival order, each asking for four maps local to node 1 whose
+/// predicted output fits the node's 100 MiB shuffle space: (name, maps running elsewhere,
+/// predicted MiB per map). The queue's `kindOrder` as given (`None`: the default).
+fn two_mappers(kind_order: Option<&str>, jobs: [(&str, u32, f64); 2]) -> TestEnv {
     let queue_settings: Vec<_> = kind_order
         .map(|order| ("kindOrder", order))
         .into_iter()
@@ -753,29 +754,29 @@ fn close_fit_running_beside_a_far_fit_idle(kind_order: Option<&str>) -> TestEnv 
         &[(TRAFFIC_THRESHOLD_MB, "100"), (DEFAULT_MAP_INPUT_MB, "50")],
         &queue_settings,
     );
-    env.submit("close", "root.nas", 1, &[]);
-    env.submit("far", "root.nas", 2, &[]);
-    for _ in 0..2 {
-        env.run("close", MAP, 2, 2, Locality::NodeLocal);
+    for (arrival, (app, running, output_mib)) in jobs.into_iter().enumerate() {
+        env.submit(app, "root.nas", arrival as u64 + 1, &[]);
+        for _ in 0..running {
+            env.run(app, MAP, 2, 2, Locality::NodeLocal);
+        }
+        env.asks(app, &[(MAP, 4, &[(1, 1)])]);
+        predicted(&mut env, app, running + 4, 50.0, output_mib);
     }
-    env.asks("close", &[(MAP, 4, &[(1, 1)])]);
-    env.asks("far", &[(MAP, 4, &[(1, 1)])]);
-    predicted(&mut env, "close", 6, 50.0, 10.0);
-    predicted(&mut env, "far", 4, 50.0, 1.0);
     env
 }
 
 /// By default FairScheduler's app order decides between a user's maps of different jobs too:
-/// the job running nothing goes first, though MTS's closest fit is the other job's map; with
-/// `kindOrder=priority` MTS's ranking across the user's jobs decides.
+/// the job running nothing goes first, though MTS's closest fit (output nearest the space) is
+/// the other job's map; with `kindOrder=priority` MTS's ranking across the user's jobs decides.
 #[test]
 fn nas_kind_order_apps_puts_the_job_running_fewer_containers_before_mts_closest_fit() {
-    let mut env = close_fit_running_beside_a_far_fit_idle(None);
+    let jobs = [("close", 2, 10.0), ("far", 0, 1.0)];
+    let mut env = two_mappers(None, jobs);
     assert_eq!(
         ranking(&env.offer(1, 1), "root.nas"),
         ["far:20:node", "close:20:node"]
     );
-    let mut env = close_fit_running_beside_a_far_fit_idle(Some(PAPER_ORDER.1));
+    let mut env = two_mappers(Some(PAPER_ORDER.1), jobs);
     assert_eq!(
         ranking(&env.offer(1, 1), "root.nas"),
         ["close:20:node", "far:20:node"]
@@ -786,18 +787,7 @@ fn nas_kind_order_apps_puts_the_job_running_fewer_containers_before_mts_closest_
 /// earlier arrival, though the later job's map output is MTS's closest fit.
 #[test]
 fn nas_kind_order_apps_breaks_ties_by_arrival() {
-    let mut env = TestEnv::nas(
-        2,
-        2,
-        &[(TRAFFIC_THRESHOLD_MB, "100"), (DEFAULT_MAP_INPUT_MB, "50")],
-        &[],
-    );
-    env.submit("early_far", "root.nas", 1, &[]);
-    env.submit("late_close", "root.nas", 2, &[]);
-    env.asks("early_far", &[(MAP, 4, &[(1, 1)])]);
-    env.asks("late_close", &[(MAP, 4, &[(1, 1)])]);
-    predicted(&mut env, "early_far", 4, 50.0, 1.0);
-    predicted(&mut env, "late_close", 4, 50.0, 90.0);
+    let mut env = two_mappers(None, [("early_far", 0, 1.0), ("late_close", 0, 90.0)]);
     assert_eq!(
         ranking(&env.offer(1, 1), "root.nas"),
         ["early_far:20:node", "late_close:20:node"]
