@@ -83,12 +83,14 @@ class NasSchedulerTest {
    * splits on h1. MTS fills h1 with 3 big maps and 1 small one (396.8 MiB); then nothing fits
    * and the queue is skipped. After {@code maxSkips} skipped heartbeats the paper lets the
    * data-local map that exceeds the space least through (Algorithm 2, lines 13-16), and that
-   * node-local map restarts the count.
+   * node-local map restarts the count. NAS's own order across the user's jobs
+   * ({@code kindOrder=priority}), whose closest fit this is: by default FairScheduler's app order
+   * would pick between the two jobs.
    */
   @Test
   void perNodeMapOutputStaysUnderTrafficThresholdUntilTheSkipBoundLetsTheSmallestThrough()
       throws Exception {
-    try (MockRackCluster cluster = start("<maxSkips>2</maxSkips>",
+    try (MockRackCluster cluster = start("<maxSkips>2</maxSkips><kindOrder>priority</kindOrder>",
         "yarn.scheduler.rackwise.nas.traffic-threshold-mb", "400")) {
       MockRackCluster.Job big = cluster.submit("big", "nas", "alice", ratio(1.0), "h6");
       MockRackCluster.Job small = cluster.submit("small", "nas", "alice", ratio(0.1), "h6");
