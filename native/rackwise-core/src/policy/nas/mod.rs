@@ -59,12 +59,12 @@
 //!   reduce preemption stay in charge of each job's map/reduce mix.
 //! * Between a user's jobs FairScheduler's app order decides (fewer running containers first,
 //!   then earlier arrival, `kindOrder=apps`), as stock FairScheduler picks the app before its
-//!   ask: NAS decides what each job may run on the offer. So a heavy job's reduces do not take the user's containers from its light
-//!   jobs' maps, and MTS's closest fit does not serve one job's maps while another's wait for
-//!   the starvation guard. Measured at saturation (docs/simulator.md, "What NAS's holds cost"
-//!   and "NAS between a user's jobs"), it raised throughput and moved no bytes;
-//!   `kindOrder=priority` keeps NAS's ranking across all the user's jobs, with MapReduce's
-//!   priorities across them (every reduce before any map).
+//!   ask: NAS decides what each job may run on the offer. So a heavy job's reduces do not take
+//!   the user's containers from its light jobs' maps, and MTS's closest fit does not serve one
+//!   job's maps while another's wait for the starvation guard. Measured at saturation
+//!   (docs/simulator.md, "What NAS's holds cost" and "NAS between a user's jobs"), it raised
+//!   throughput and moved no bytes; `kindOrder=priority` keeps NAS's ranking across all the
+//!   user's jobs, with MapReduce's priorities across them (every reduce before any map).
 //! * The paper's CA-RTS only orders reduces; on a saturated cluster a user seldom has two
 //!   reduce jobs to order, so its one job's reduce took the first container offered, wherever
 //!   the output was (docs/simulator.md, "NAS's reduces on the racks of their output"). The
