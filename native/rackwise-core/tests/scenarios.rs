@@ -10,13 +10,14 @@ use std::collections::BTreeMap;
 
 /// Two jobs in the steered queue on two racks: `heavy` (hinted ratio 3) with maps whose
 /// splits live on r1n1, and `light` (hinted ratio 0.2); both have maps and reduces pending.
-/// The map-locality wait is off: these scenarios are Figure 3's category order as written.
+/// The map-locality wait is off and NASS orders the jobs: these scenarios are Figure 3's
+/// category order as written.
 fn two_jobs(settings: &[(&str, &str)]) -> TestEnv {
     let mut env = TestEnv::with_queue(
         2,
         2,
         settings,
-        &[("localityWaitMs", "0"), ("rackWaitMs", "0")],
+        &[("localityWaitMs", "0"), ("rackWaitMs", "0"), NASS_ORDER],
     );
     env.submit("heavy", "root.sw", 100, &["rackwise.shuffle-ratio=3"]);
     env.submit("light", "root.sw", 200, &["rackwise.shuffle-ratio=0.2"]);
@@ -208,7 +209,7 @@ fn a_queue_with_its_own_guard_holds_past_the_global_one_and_is_lifted_at_its_own
 
 #[test]
 fn counters_turn_a_job_heavy_and_its_ratio_is_learned_for_the_next_run() {
-    let mut env = TestEnv::new(1, 1, &[]);
+    let mut env = TestEnv::with_queue(1, 1, &[], &[NASS_ORDER]);
     env.submit("run1", "root.sw", 1, &[]);
     env.submit("other", "root.sw", 2, &["rackwise.shuffle-ratio=1.5"]);
     env.asks("run1", &[(REDUCE, 1, &[])]);

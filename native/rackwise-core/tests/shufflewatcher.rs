@@ -167,7 +167,7 @@ fn a_reduce_stopped_and_asked_again_keeps_its_place_on_its_rack() {
 /// (ratio 3) with one reduce and its one map finished on rack 2, both in `root.sw` with
 /// `reduceRackWaitMs` at its default, 5 s.
 fn light_and_heavy_jobs_with_their_output_on_rack_2() -> TestEnv {
-    let mut env = TestEnv::new(3, 2, &[]);
+    let mut env = TestEnv::with_queue(3, 2, &[], &[NASS_ORDER]);
     env.submit("light", "root.sw", 1, &["rackwise.shuffle-ratio=0.5"]);
     env.asks("light", &[(MAP, 4, &[])]);
     for r in [2, 2, 2, 1] {
@@ -309,6 +309,7 @@ fn an_earlier_starvation_window_overrides_the_nass_categories() {
                 ("starvationWindowMs", window_ms),
                 ("localityWaitMs", "0"),
                 ("rackWaitMs", "0"),
+                NASS_ORDER,
             ],
         );
         env.submit("old", "root.sw", 0, &["rackwise.shuffle-ratio=0.5"]);
@@ -562,11 +563,36 @@ fn storage_without_locality_samp_skips_rackless_racks_and_maps_are_not_held() {
     assert_eq!(ranking(&env.offer(3, 1), "root.sw"), ["job:20:any"]);
 }
 
+/// By default FairScheduler's app order decides between a user's jobs: on an unsaturated rack
+/// NASS puts the shuffle-heavy job's reduces first, but the light job, running nothing, goes
+/// before the heavy one, running a map; with `jobOrder=nass` Figure 3's categories decide.
+#[test]
+fn job_order_apps_puts_the_job_running_fewer_containers_before_nass_categories() {
+    for (order, first) in [(None, "light:10:any"), (Some(NASS_ORDER), "heavy:10:any")] {
+        let mut queue_elements = vec![("localityWaitMs", "0"), ("rackWaitMs", "0")];
+        queue_elements.extend(order);
+        let mut env = TestEnv::with_queue(2, 2, &[], &queue_elements);
+        env.submit("heavy", "root.sw", 100, &["rackwise.shuffle-ratio=3"]);
+        env.submit("light", "root.sw", 200, &["rackwise.shuffle-ratio=0.2"]);
+        env.run("heavy", MAP, 2, 2, Locality::NodeLocal);
+        env.asks("heavy", &[(REDUCE, 2, &[])]);
+        env.asks("light", &[(REDUCE, 2, &[])]);
+        let response = env.offer(1, 1);
+        assert!(!response.diagnostics.rack_saturated);
+        assert_eq!(ranking(&response, "root.sw")[0], first, "{order:?}");
+    }
+}
+
 /// NASS places by locality first: another job's data-local map beats the preferring job's
 /// rack-local or remote one; at each locality the job preferring the rack goes first.
 #[test]
 fn nass_ranks_locality_before_rack_preference() {
-    let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "0"), ("rackWaitMs", "0")]);
+    let mut env = TestEnv::with_queue(
+        2,
+        2,
+        &[],
+        &[("localityWaitMs", "0"), ("rackWaitMs", "0"), NASS_ORDER],
+    );
     env.submit("job1", "root.sw", 1, &["rackwise.shuffle-ratio=1"]);
     env.submit("job2", "root.sw", 2, &["rackwise.shuffle-ratio=1"]);
     env.asks("job1", &[(MAP, 8, &[(1, 1)])]);

@@ -464,6 +464,22 @@ pub fn reduce_held_off(app: &App, rack: &RackName) -> bool {
             >= shufflewatcher::sarp::apportioned(total, &job.finished_maps_by_rack, rack)
 }
 
+/// FairScheduler's app order between one queue's jobs, as stock FairScheduler picks the app
+/// before its ask: fewer running containers, then the earlier arrival (its FairSharePolicy's
+/// usage, then start time; candidates come by arrival). A policy ranks what each job may run
+/// and the order within a job, which the sort keeps (it is stable).
+pub fn order_by_app(candidates: &[Candidate], entries: &mut [PlanEntry]) {
+    entries.sort_by_cached_key(|entry| {
+        candidates
+            .iter()
+            .enumerate()
+            .find(|(_, c)| *c.id == entry.app)
+            .map_or((0, 0), |(arrival, c)| {
+                (c.app.job.running_maps + c.app.job.running_reduces, arrival)
+            })
+    });
+}
+
 /// Whether `rack` holds less than half the finished maps of the job's busiest rack (false
 /// before any finished).
 fn output_elsewhere(job: &Job, rack: &RackName) -> bool {

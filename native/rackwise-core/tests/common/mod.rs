@@ -17,6 +17,9 @@ pub const MAP: i32 = rackwise_core::mapreduce::MAP_PRIORITY.0;
 pub const RERUN_MAP: i32 = rackwise_core::mapreduce::RERUN_MAP_PRIORITY.0;
 pub const REDUCE: i32 = rackwise_core::mapreduce::REDUCE_PRIORITY.0;
 pub const GIB: u64 = 1 << 30;
+/// ShuffleWatcher's NASS categories across a user's jobs, as Figure 3 has them: the tests of
+/// that order use it, since by default FairScheduler's app order decides between jobs.
+pub const NASS_ORDER: (&str, &str) = ("jobOrder", "nass");
 
 /// One ask of a test job: priority, containers, and the (rack, node) replicas of its splits.
 pub type TestAsk<'a> = (i32, u32, &'a [(u32, u32)]);

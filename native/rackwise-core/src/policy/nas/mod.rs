@@ -79,8 +79,8 @@
 
 use crate::mapreduce::{TaskKind, RERUN_MAP_PRIORITY};
 use crate::policy::{
-    containers_fitting, log_storage_without_locality, reachable_map_locality, reduce_held_off,
-    Candidate, Context, Offer, Policy, Turn,
+    containers_fitting, log_storage_without_locality, order_by_app, reachable_map_locality,
+    reduce_held_off, Candidate, Context, Offer, Policy, Turn,
 };
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Ask, Locality, PlanEntry, RackName, Resources};
@@ -831,28 +831,11 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
         },
     );
     if turn.params.jobs_by_app_order {
-        order_jobs_by_app(turn.candidates, &mut entries[ranked..]);
+        // Ranked across the user's jobs, MTS's closest fit and CA-RTS's categories served some
+        // jobs again and again while others waited for the starvation guard (docs/simulator.md,
+        // "NAS between a user's jobs").
+        order_by_app(turn.candidates, &mut entries[ranked..]);
     }
-}
-
-/// `kindOrder=apps`: FairScheduler's app order between the user's jobs, as stock FairScheduler
-/// picks the app before its ask: fewer running containers first, then the earlier arrival (its
-/// FairSharePolicy's usage, then start time; candidates come by arrival). NAS's ranking decides
-/// what each job may run on this offer (data-local and fitting maps, the holds, CR-RTS); within
-/// a job its order, which keeps MapReduce's priorities, stays (the sort is stable). Ranked
-/// across the user's jobs instead, MTS's closest fit and CA-RTS's categories served some jobs
-/// again and again while others waited for the starvation guard (docs/simulator.md, "NAS
-/// between a user's jobs").
-fn order_jobs_by_app(candidates: &[Candidate], entries: &mut [PlanEntry]) {
-    entries.sort_by_cached_key(|entry| {
-        candidates
-            .iter()
-            .enumerate()
-            .find(|(_, c)| *c.id == entry.app)
-            .map_or((0, 0), |(arrival, c)| {
-                (c.app.job.running_maps + c.app.job.running_reduces, arrival)
-            })
-    });
 }
 
 /// Algorithm 2 for one user, with its map skips. `other_work` says whether the user already

@@ -13,8 +13,8 @@ pub mod sarp;
 
 use crate::mapreduce::{TaskKind, MAP_PRIORITY};
 use crate::policy::{
-    containers_fitting, log_storage_without_locality, reachable_map_locality, reduce_held_off,
-    Context, Policy, Turn,
+    containers_fitting, log_storage_without_locality, order_by_app, reachable_map_locality,
+    reduce_held_off, Context, Policy, Turn,
 };
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Locality, Plan, PlanEntry, RackName};
@@ -37,6 +37,7 @@ const OFF_RACK_MAPS: &str = "offRackMaps";
 const SAMP_RECHECK: &str = "sampRecheck";
 const SAMP_CAPACITY: &str = "sampCapacity";
 const REDUCE_RACK_WAIT_MS: &str = "reduceRackWaitMs";
+const JOB_ORDER: &str = "jobOrder";
 
 /// The `<rackwise>` elements of a `shufflewatcher` queue.
 const QUEUE_PARAMS: &[Param] = &[
@@ -164,6 +165,15 @@ const QUEUE_PARAMS: &[Param] = &[
          (held off a rack with under half the output of the job's busiest rack once the job's \
          reduces there reached their share); 0 = no wait",
     ),
+    Param::word(
+        JOB_ORDER,
+        // Measured (docs/simulator.md, "ShuffleWatcher between a user's jobs").
+        "apps",
+        &["nass", "apps"],
+        "apps: between a user's jobs FairScheduler's app order decides (fewer running \
+         containers, then earlier arrival), NASS's categories within a job; nass: NASS's \
+         categories across the user's jobs (Figure 3 as written)",
+    ),
 ];
 
 /// A queue's parameters, read from its declared values.
@@ -200,6 +210,8 @@ pub(crate) struct Params {
     pub samp_capacity: CapacityRule,
     /// How long a shuffle-light job's reduce is kept off racks far from its output; 0: never.
     pub reduce_rack_wait_ms: u64,
+    /// Whether FairScheduler's app order, not NASS's categories, decides between a user's jobs.
+    pub jobs_by_app_order: bool,
 }
 
 impl Params {
@@ -226,6 +238,7 @@ impl Params {
                 _ => CapacityRule::Always,
             },
             reduce_rack_wait_ms: values.number(REDUCE_RACK_WAIT_MS) as u64,
+            jobs_by_app_order: values.word(JOB_ORDER) == "apps",
         }
     }
 
@@ -675,6 +688,7 @@ impl Policy for ShuffleWatcher {
     }
 
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {
+        let ranked = entries.len();
         let params = turn.params.typed(Params::of);
         let now_ms = turn.offer.now_ms;
         // A job's map wait starts at the first offer that sees its maps, and its reduce hold
@@ -733,6 +747,12 @@ impl Policy for ShuffleWatcher {
         );
         ask_facts.clear();
         self.ask_facts = ask_facts;
+        if params.jobs_by_app_order {
+            // NASS's categories across the user's jobs served some jobs again and again while
+            // others waited for the starvation guard (docs/simulator.md, "ShuffleWatcher
+            // between a user's jobs").
+            order_by_app(turn.candidates, &mut entries[ranked..]);
+        }
         if params.relaxed_fairness
             && !turn.starved
             && self.would_pass(turn.queue, preferred, params, turn.offer.now_ms)
