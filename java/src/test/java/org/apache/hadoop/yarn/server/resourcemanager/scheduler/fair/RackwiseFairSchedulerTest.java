@@ -39,8 +39,10 @@ class RackwiseFairSchedulerTest {
   private static final String STEERED_AND_PLAIN = MockRackCluster.allocationFile(
       "<queue name=\"sw\"><rackwise><policy>shufflewatcher</policy>"
           // Not about the locality wait (its own tests are in the core): no wait on the
-          // real clock between this test's heartbeats.
-          + "<localityWaitMs>0</localityWaitMs><rackWaitMs>0</rackWaitMs></rackwise></queue>\n"
+          // real clock between this test's heartbeats. These cases check Figure 3's NASS
+          // categories across a user's jobs, so NASS orders the jobs (jobOrder=nass).
+          + "<localityWaitMs>0</localityWaitMs><rackWaitMs>0</rackWaitMs>"
+          + "<jobOrder>nass</jobOrder></rackwise></queue>\n"
           + "<queue name=\"plain\"/>");
 
   @TempDir
