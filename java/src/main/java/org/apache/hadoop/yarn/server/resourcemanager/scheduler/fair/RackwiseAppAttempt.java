@@ -13,11 +13,14 @@ import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ActiveUsersManager;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerAppUtils;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.SchedulerApplicationAttempt;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.ContainerRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.common.PendingAsk;
 import org.apache.hadoop.yarn.server.scheduler.SchedulerRequestKey;
 import org.apache.hadoop.yarn.util.resource.Resources;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * An app attempt that follows the offer plan of {@link RackwiseFairScheduler}.
@@ -30,6 +33,8 @@ import org.apache.hadoop.yarn.util.resource.Resources;
  * steer, every method behaves as FairScheduler's.
  */
 public class RackwiseAppAttempt extends FSAppAttempt {
+  private static final Logger LOG = LoggerFactory.getLogger(RackwiseAppAttempt.class);
+
   private final RackwiseFairScheduler rackwise;
 
   /**
@@ -99,10 +104,17 @@ public class RackwiseAppAttempt extends FSAppAttempt {
     }
   }
 
-  /** Whether the entry's app still has an ask at the entry's priority and locality here. */
+  /**
+   * Whether the entry's app still has an ask at the entry's priority and locality here, and is
+   * one FairScheduler offers this node to (FSLeafQueue.assignContainer): an entry of an app that
+   * blacklists the node, or that its queue does not hold runnable ({@code maxRunningApps}; such
+   * an app has task asks only where they are added without its AM, as Hadoop's own tests do),
+   * would otherwise head the plan and veto the apps FairScheduler does offer the node to.
+   */
   private boolean satisfiable(OfferPlan.Entry entry, FSSchedulerNode node) {
     FSAppAttempt app = rackwise.attemptOf(entry.app());
-    if (app == null) {
+    if (app == null || !app.getQueue().isRunnableApp(app)
+        || SchedulerAppUtils.isPlaceBlacklisted(app, node, LOG)) {
       return false;
     }
     SchedulerRequestKey key = app instanceof RackwiseAppAttempt

@@ -19,7 +19,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.hadoop.yarn.api.protocolrecords.AllocateRequest;
 import org.apache.hadoop.yarn.api.records.ContainerState;
+import org.apache.hadoop.yarn.api.records.ResourceBlacklistRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.MockRM;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -185,6 +187,34 @@ class RackwiseFairSchedulerTest {
       }
       assertEquals(List.of("heavy:10", "light:10", "light:20", "heavy:20"), order,
           "NASS unsaturated: heavy reduces, other reduces, then maps by job arrival");
+    }
+  }
+
+  /**
+   * FairScheduler never offers a node to an app that blacklists it, so that app's entry must
+   * not head the plan: NASS ranks the heavy job's reduce before the light job's, and with the
+   * heavy job blacklisting h2 the light job's reduce takes h2 instead of the queue leaving it
+   * idle. Without the blacklist the heavy job's reduce takes it, as NASS ranks.
+   */
+  @Test
+  void anAppBlacklistingTheOfferedNodeDoesNotVetoTheAppRankedAfterIt() throws Exception {
+    for (boolean blacklisted : new boolean[] {false, true}) {
+      try (MockRackCluster cluster = start(RackwiseFairScheduler.class, STEERED_AND_PLAIN)) {
+        MockRackCluster.Job light = cluster.submit("light", "sw", "alice", ratio(0.2), "h4");
+        MockRackCluster.Job heavy = cluster.submit("heavy", "sw", "alice", ratio(3), "h4");
+        cluster.ask(light, 0, List.of(), 1);
+        cluster.ask(heavy, 0, List.of(), 1);
+        if (blacklisted) {
+          heavy.am.allocate(AllocateRequest.newInstance(0, 0F, List.of(), List.of(),
+              ResourceBlacklistRequest.newInstance(List.of("h2"), List.of())));
+          cluster.rm.drainEvents();
+        }
+        cluster.heartbeat("h2", light, heavy);
+        assertEquals(blacklisted ? List.of(REDUCE) : List.of(), light.priorities(),
+            "light job, heavy job blacklisting h2: " + blacklisted);
+        assertEquals(blacklisted ? List.of() : List.of(REDUCE), heavy.priorities(),
+            "heavy job, blacklisting h2: " + blacklisted);
+      }
     }
   }
 
