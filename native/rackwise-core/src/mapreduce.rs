@@ -59,8 +59,10 @@ pub fn satisfiable(best: Option<Locality>, cap: Locality) -> bool {
 /// The plan-application rule, as `RackwiseAppAttempt` and the simulator apply it. `steered`:
 /// whether the plan steers `app` (lists it in its queue's `steered`); `head`: the app, priority
 /// and cap of the queue's first entry that is not spent in this offer and whose app can still
-/// satisfy it (see [`first_satisfiable`]). Only the head's app places, under the head's
-/// priority and cap; every other steered app of the queue is vetoed.
+/// satisfy it (see [`first_satisfiable`]), among the app's own entries where the queue's plan
+/// leaves the order between its apps to FairScheduler (`scheduler_orders_apps`). Only the
+/// head's app places, under the head's priority and cap; every other steered app of the queue
+/// is vetoed.
 pub fn placement<A: PartialEq>(
     app: &A,
     steered: bool,
@@ -97,7 +99,9 @@ pub fn apply_plan(
     best: impl Fn(&AppId, Priority) -> Option<Locality>,
 ) -> Placement {
     let head = first_satisfiable(&plan.entries, |position, entry| {
-        !spent(position) && satisfiable(best(&entry.app, entry.priority), entry.locality)
+        (!plan.scheduler_orders_apps || entry.app == *app)
+            && !spent(position)
+            && satisfiable(best(&entry.app, entry.priority), entry.locality)
     });
     placement(
         app,

@@ -437,9 +437,10 @@ pub struct QueueWeight {
 }
 
 /// What may be placed on the offered node. FairScheduler still picks the queue; within a
-/// steered queue only the first entry that the app can still satisfy is allowed, and apps of
-/// the queue that no entry names are vetoed for this offer. Queues and apps the plan does not
-/// mention are scheduled exactly as stock FairScheduler would.
+/// steered queue only the first entry that the app can still satisfy is allowed (the first of
+/// the app's own entries where the queue leaves the order between its apps to FairScheduler),
+/// and apps of the queue that no entry names are vetoed for this offer. Queues and apps the
+/// plan does not mention are scheduled exactly as stock FairScheduler would.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Plan {
@@ -456,6 +457,13 @@ pub struct QueuePlan {
     /// is vetoed for this offer.
     pub steered: Vec<AppId>,
     pub entries: Vec<PlanEntry>,
+    /// Whether FairScheduler's own order between the queue's apps (its leaf queue's policy:
+    /// fair share, FIFO or DRF) decides which app places: each steered app FairScheduler
+    /// offers the node to places at the first of its own entries it can satisfy, or is vetoed
+    /// when it has none. When false the core's order decides: only the queue's head entry
+    /// places.
+    #[serde(default)]
+    pub scheduler_orders_apps: bool,
 }
 
 /// One allowed (app, priority) placement with the loosest locality it may take here.

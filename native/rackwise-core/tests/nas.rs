@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use rackwise_core::mapreduce::Placement;
 use rackwise_core::policy::nas::Keys;
 use rackwise_core::protocol::*;
 
@@ -719,25 +720,38 @@ fn busy_reducer_beside_a_fresh_mapper(kind_order: Option<&str>) -> TestEnv {
     env
 }
 
-/// By default (`kindOrder=apps`) FairScheduler's app order decides between a user's jobs, as
-/// stock FairScheduler would choose the app: a job running no container gets its map placed
-/// before the reduce of a job running three, and once it runs more than that job the reduce
-/// goes first again.
+/// By default (`kindOrder=apps`) FairScheduler's order between a user's jobs decides which job
+/// places, as stock FairScheduler chooses the app (under fair share the job running fewer
+/// containers): NAS's ranking puts the busy job's reduce first, yet the fresh job, offered the
+/// node, places its map. With `kindOrder=priority` the reduce's job alone may place.
 #[test]
-fn nas_kind_order_apps_orders_a_users_reduces_and_maps_by_their_jobs_running_containers() {
-    let mut env = busy_reducer_beside_a_fresh_mapper(None);
-    assert_eq!(
-        ranking(&env.offer(1, 1), "root.nas"),
-        ["fresh:20:node", "busy:10:any"]
-    );
-    for _ in 0..4 {
-        env.run("fresh", MAP, 1, 1, Locality::NodeLocal);
+fn nas_kind_order_apps_lets_fairscheduler_choose_between_a_users_reduces_and_maps() {
+    let map_here = Placement::Place {
+        priority: Priority(MAP),
+        cap: Locality::NodeLocal,
+    };
+    for (kind_order, fresh) in [(None, map_here), (Some(PAPER_ORDER.1), Placement::Vetoed)] {
+        let mut env = busy_reducer_beside_a_fresh_mapper(kind_order);
+        let response = env.offer(1, 1);
+        assert_eq!(
+            ranking(&response, "root.nas"),
+            ["busy:10:any", "fresh:20:node"],
+            "{kind_order:?}"
+        );
+        assert_eq!(
+            placement_of(&response, "root.nas", "fresh"),
+            fresh,
+            "{kind_order:?}"
+        );
+        assert_eq!(
+            placement_of(&response, "root.nas", "busy"),
+            Placement::Place {
+                priority: Priority(REDUCE),
+                cap: Locality::OffSwitch
+            },
+            "{kind_order:?}"
+        );
     }
-    env.asks("fresh", &[(MAP, 1, &[(1, 1)])]);
-    assert_eq!(
-        ranking(&env.offer(1, 1), "root.nas"),
-        ["busy:10:any", "fresh:20:node"]
-    );
 }
 
 /// Two jobs of a user, in arrival order, each asking for four maps local to node 1 whose
@@ -765,33 +779,35 @@ fn two_mappers(kind_order: Option<&str>, jobs: [(&str, u32, f64); 2]) -> TestEnv
     env
 }
 
-/// By default FairScheduler's app order decides between a user's maps of different jobs too:
-/// the job running nothing goes first, though MTS's closest fit (output nearest the space) is
-/// the other job's map; with `kindOrder=priority` MTS's ranking across the user's jobs decides.
+/// By default FairScheduler's order decides between a user's maps of different jobs too: MTS's
+/// closest fit (output nearest the space) ranks the busier job's map first, and either job
+/// offered the node places its own; with `kindOrder=priority` only the closest fit may place.
 #[test]
-fn nas_kind_order_apps_puts_the_job_running_fewer_containers_before_mts_closest_fit() {
+fn nas_kind_order_apps_lets_fairscheduler_choose_past_mts_closest_fit() {
     let jobs = [("close", 2, 10.0), ("far", 0, 1.0)];
-    let mut env = two_mappers(None, jobs);
-    assert_eq!(
-        ranking(&env.offer(1, 1), "root.nas"),
-        ["far:20:node", "close:20:node"]
-    );
-    let mut env = two_mappers(Some(PAPER_ORDER.1), jobs);
-    assert_eq!(
-        ranking(&env.offer(1, 1), "root.nas"),
-        ["close:20:node", "far:20:node"]
-    );
-}
-
-/// Between jobs running as many containers, FairScheduler's tie-break decides by default: the
-/// earlier arrival, though the later job's map output is MTS's closest fit.
-#[test]
-fn nas_kind_order_apps_breaks_ties_by_arrival() {
-    let mut env = two_mappers(None, [("early_far", 0, 1.0), ("late_close", 0, 90.0)]);
-    assert_eq!(
-        ranking(&env.offer(1, 1), "root.nas"),
-        ["early_far:20:node", "late_close:20:node"]
-    );
+    let map_here = Placement::Place {
+        priority: Priority(MAP),
+        cap: Locality::NodeLocal,
+    };
+    for (kind_order, far) in [(None, map_here), (Some(PAPER_ORDER.1), Placement::Vetoed)] {
+        let mut env = two_mappers(kind_order, jobs);
+        let response = env.offer(1, 1);
+        assert_eq!(
+            ranking(&response, "root.nas"),
+            ["close:20:node", "far:20:node"],
+            "{kind_order:?}"
+        );
+        assert_eq!(
+            placement_of(&response, "root.nas", "far"),
+            far,
+            "{kind_order:?}"
+        );
+        assert_eq!(
+            placement_of(&response, "root.nas", "close"),
+            map_here,
+            "{kind_order:?}"
+        );
+    }
 }
 
 /// With `kindOrder=priority` every reduce of the user goes before its maps, whichever job runs

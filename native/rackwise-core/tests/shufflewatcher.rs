@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use rackwise_core::mapreduce::Placement;
 use rackwise_core::policy::shufflewatcher::sarp;
 use rackwise_core::policy::Registry;
 use rackwise_core::protocol::*;
@@ -564,11 +565,22 @@ fn storage_without_locality_samp_skips_rackless_racks_and_maps_are_not_held() {
 }
 
 /// By default FairScheduler's app order decides between a user's jobs: on an unsaturated rack
-/// NASS puts the shuffle-heavy job's reduces first, but the light job, running nothing, goes
-/// before the heavy one, running a map; with `jobOrder=nass` Figure 3's categories decide.
+/// NASS puts the shuffle-heavy job's reduces first, but whichever job FairScheduler offers the
+/// node to first places its own reduce (under fair share the light job, running nothing, before
+/// the heavy one, running a map); with `jobOrder=nass` Figure 3's categories decide and the
+/// light job is vetoed.
 #[test]
-fn job_order_apps_puts_the_job_running_fewer_containers_before_nass_categories() {
-    for (order, first) in [(None, "light:10:any"), (Some(NASS_ORDER), "heavy:10:any")] {
+fn job_order_apps_lets_fairscheduler_choose_between_the_jobs_nass_ranks() {
+    for (order, light) in [
+        (
+            None,
+            Placement::Place {
+                priority: Priority(REDUCE),
+                cap: Locality::OffSwitch,
+            },
+        ),
+        (Some(NASS_ORDER), Placement::Vetoed),
+    ] {
         let mut queue_elements = vec![("localityWaitMs", "0"), ("rackWaitMs", "0")];
         queue_elements.extend(order);
         let mut env = TestEnv::with_queue(2, 2, &[], &queue_elements);
@@ -579,7 +591,23 @@ fn job_order_apps_puts_the_job_running_fewer_containers_before_nass_categories()
         env.asks("light", &[(REDUCE, 2, &[])]);
         let response = env.offer(1, 1);
         assert!(!response.diagnostics.rack_saturated);
-        assert_eq!(ranking(&response, "root.sw")[0], first, "{order:?}");
+        assert_eq!(
+            ranking(&response, "root.sw"),
+            ["heavy:10:any", "light:10:any"],
+            "{order:?}"
+        );
+        assert_eq!(
+            placement_of(&response, "root.sw", "light"),
+            light,
+            "{order:?}"
+        );
+        assert!(
+            matches!(
+                placement_of(&response, "root.sw", "heavy"),
+                Placement::Place { .. }
+            ),
+            "{order:?}"
+        );
     }
 }
 

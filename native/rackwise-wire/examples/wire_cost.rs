@@ -330,6 +330,7 @@ fn response(queues: usize, entries: usize) -> OfferResponse {
                             reason: Cow::Borrowed(reasons[a % 3]),
                         })
                         .collect(),
+                    scheduler_orders_apps: q % 2 == 0,
                 })
                 .collect(),
         },

@@ -46,6 +46,7 @@ pub fn offer_response(response: &OfferResponse) -> Result<v1::OfferResponse, Wir
                         reason: entry.reason.to_string(),
                     })
                     .collect(),
+                scheduler_orders_apps: queue.scheduler_orders_apps,
             })
             .collect(),
     };

@@ -765,6 +765,7 @@ fn the_response_carries_plan_diagnostics_learned_logs_queue_weights_intervals_an
                     locality: p::Locality::RackLocal,
                     reason: Cow::Borrowed("nass:saturated:node-local-map"),
                 }],
+                scheduler_orders_apps: true,
             }],
         },
         learned: vec![p::LearnedRatio {
@@ -843,6 +844,7 @@ fn the_response_carries_plan_diagnostics_learned_logs_queue_weights_intervals_an
                         locality: v1::Locality::RackLocal as i32,
                         reason: "nass:saturated:node-local-map".into(),
                     }],
+                    scheduler_orders_apps: true,
                 }],
             }),
             learned: vec![v1::LearnedRatio {

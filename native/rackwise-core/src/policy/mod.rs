@@ -53,6 +53,14 @@ pub trait Policy: AsAny + Send {
     /// hold the starvation guard's entries (`turn.starved`), which stay first.
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>);
 
+    /// Whether FairScheduler's own order between the queue's apps (its leaf queue's policy)
+    /// decides which app places on this offer (`QueuePlan::scheduler_orders_apps`): the
+    /// policy's entries then say what each app may run and in what order within the app, and
+    /// their order across apps is not read. False: the core's order across apps decides.
+    fn scheduler_orders_apps(&self, _turn: &Turn) -> bool {
+        false
+    }
+
     /// Apps of the queue still waiting for their ApplicationMaster container whose start the
     /// policy holds back on this offer (asked after `rank`): the plan steers them without an
     /// entry, which vetoes their AM ask. Asked only when the queue's plan has entries, so a
@@ -306,6 +314,7 @@ impl Registry {
                 starved: !entries.is_empty(),
             };
             policy.rank(&turn, &mut entries);
+            let scheduler_orders_apps = policy.scheduler_orders_apps(&turn);
             let mut steered: Vec<AppId> = candidates.iter().map(|c| c.id.clone()).collect();
             if !entries.is_empty() {
                 for id in policy.held_starts(&turn) {
@@ -324,6 +333,7 @@ impl Registry {
                 queue: Arc::clone(queue),
                 steered,
                 entries,
+                scheduler_orders_apps,
             });
         }
         for (index, (policy, begun)) in self.policies.iter_mut().zip(&mut self.begun).enumerate() {
@@ -462,22 +472,6 @@ pub fn reduce_held_off(app: &App, rack: &RackName) -> bool {
     output_elsewhere(job, rack)
         && job.reduces_on(rack)
             >= shufflewatcher::sarp::apportioned(total, &job.finished_maps_by_rack, rack)
-}
-
-/// FairScheduler's app order between one queue's jobs, as stock FairScheduler picks the app
-/// before its ask: fewer running containers, then the earlier arrival (its FairSharePolicy's
-/// usage, then start time; candidates come by arrival). A policy ranks what each job may run
-/// and the order within a job, which the sort keeps (it is stable).
-pub fn order_by_app(candidates: &[Candidate], entries: &mut [PlanEntry]) {
-    entries.sort_by_cached_key(|entry| {
-        candidates
-            .iter()
-            .enumerate()
-            .find(|(_, c)| *c.id == entry.app)
-            .map_or((0, 0), |(arrival, c)| {
-                (c.app.job.running_maps + c.app.job.running_reduces, arrival)
-            })
-    });
 }
 
 /// Whether `rack` holds less than half the finished maps of the job's busiest rack (false

@@ -4,6 +4,7 @@
 //! make one offer.
 #![allow(dead_code)] // each suite uses a different part of it
 
+use rackwise_core::mapreduce::{apply_plan, Placement};
 use rackwise_core::policy::fresh::Fresh;
 use rackwise_core::policy::nas::Nas;
 use rackwise_core::policy::shufflewatcher::{JobPlacement, ShuffleWatcher};
@@ -404,6 +405,23 @@ pub fn host(r: u32, n: u32) -> String {
 }
 pub fn rack(r: u32) -> RackName {
     RackName(format!("/r{r}").into())
+}
+
+/// What the plan of `queue` lets `app` do when FairScheduler offers it the node, every app
+/// having an ask at every priority here (`mapreduce::apply_plan`, the shim's rule).
+pub fn placement_of(response: &OfferResponse, queue: &str, app: &str) -> Placement {
+    let plan = response
+        .plan
+        .queues
+        .iter()
+        .find(|q| &*q.queue == queue)
+        .expect("the queue is planned");
+    apply_plan(
+        plan,
+        &AppId(app.into()),
+        |_| false,
+        |_, _| Some(Locality::NodeLocal),
+    )
 }
 
 /// The plan of `queue` as "app:priority:locality" strings, in rank order.

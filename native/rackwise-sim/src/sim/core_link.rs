@@ -159,27 +159,35 @@ pub(super) struct PlanEntryLite {
 #[derive(Debug, Default)]
 pub(super) struct OfferPlan {
     pub(super) entries: Vec<PlanEntryLite>,
-    /// Each user queue's range of `entries`, in plan order, searched linearly: a plan has a few
+    /// Each user queue's range of `entries` and whether FairScheduler orders its apps
+    /// (`QueuePlan::scheduler_orders_apps`), in plan order, searched linearly: a plan has a few
     /// queues, and a map would cost an allocation on every offer.
-    queues: Vec<(u32, usize, usize)>,
+    queues: Vec<(u32, usize, usize, bool)>,
 }
 
 impl OfferPlan {
-    /// `OfferPlan.head`: the first entry of the queue not failed in this offer that its app
-    /// can still satisfy here.
+    /// The last range of the user's, as a map would have kept.
+    fn queue(&self, user: u32) -> Option<&(u32, usize, usize, bool)> {
+        self.queues.iter().rev().find(|(queue, ..)| *queue == user)
+    }
+
+    /// Whether FairScheduler's order between the user queue's apps decides which app places.
+    pub(super) fn scheduler_orders_apps(&self, user: u32) -> bool {
+        self.queue(user).is_some_and(|&(.., ordered)| ordered)
+    }
+
+    /// `OfferPlan.head`: the first entry of the queue (of `job`'s own when given: where
+    /// FairScheduler orders the queue's apps) not failed in this offer that its app can still
+    /// satisfy here.
     pub(super) fn head(
         &self,
         user: u32,
+        job: Option<u32>,
         satisfiable: impl Fn(&PlanEntryLite) -> bool,
     ) -> Option<(usize, PlanEntryLite)> {
-        // The last range of the user's, as a map would have kept.
-        let &(_, start, end) = self
-            .queues
-            .iter()
-            .rev()
-            .find(|(queue, ..)| *queue == user)?;
+        let &(_, start, end, _) = self.queue(user)?;
         mapreduce::first_satisfiable(self.entries[start..end].iter().copied(), |_, e| {
-            !e.failed && satisfiable(e)
+            job.is_none_or(|job| e.job == job) && !e.failed && satisfiable(e)
         })
         .map(|(i, e)| (start + i, e))
     }
@@ -335,7 +343,8 @@ impl Sim<'_> {
                     });
                 }
             }
-            plan.queues.push((user, start, plan.entries.len()));
+            plan.queues
+                .push((user, start, plan.entries.len(), queue.scheduler_orders_apps));
         }
         plan
     }

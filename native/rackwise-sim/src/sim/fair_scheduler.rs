@@ -5,8 +5,9 @@
 //! containers, then age (FIFO leaf queues: by submission). The fair-share bookkeeping keeps
 //! both orders as sorted sets, taken out and put back around every change of a job's running
 //! or pending counts. Under a core policy the same loop runs with the core's plan, as the RM
-//! shim's scheduler does: a steered app waits for its queue's head entry, which places at its
-//! priority under its locality cap. Every FairScheduler policy (baselines and core) places as
+//! shim's scheduler does: a steered app waits for its queue's head entry (for the first of its
+//! own entries, where the plan leaves the order between the queue's apps to FairScheduler),
+//! which places at its priority under its locality cap. Every FairScheduler policy (baselines and core) places as
 //! many containers per heartbeat as `HeartbeatAssignment` allows and starts no AM beyond its
 //! queue's `maxAMShare`; docs/simulator.md ("Fidelity to Hadoop 3.4") gives the sources.
 
@@ -228,7 +229,9 @@ impl Sim<'_> {
 
     /// FairScheduler: queues (one per user) by usage, apps of the queue by usage then age; the
     /// first app that can place on this node does. With a plan, steered apps of a queue other
-    /// than its head entry's app are vetoed and the head places at its priority and cap.
+    /// than its head entry's app are vetoed and the head places at its priority and cap; where
+    /// the plan leaves the order between the queue's apps to FairScheduler, each steered app's
+    /// head is the first of its own entries.
     fn offer_fair(&mut self, node: u32, delay: bool, mut plan: Option<OfferPlan>) {
         let rack = self.nodes[node as usize].rack;
         // Snapshots of the queue and app orders, which placing changes; the buffers are kept
@@ -249,9 +252,15 @@ impl Sim<'_> {
                 }
                 apps.clear();
                 apps.extend(self.user_apps[u as usize].iter().map(|&(_, j)| j));
-                let head = plan
-                    .as_ref()
-                    .and_then(|p| p.head(u, |e| self.satisfiable(e, node, rack)));
+                // Where the core orders the queue's apps, one head serves every app of it;
+                // where FairScheduler does, each steered app has its own.
+                let apps_ordered = plan.as_ref().is_some_and(|p| p.scheduler_orders_apps(u));
+                let queue_head = if apps_ordered {
+                    None
+                } else {
+                    plan.as_ref()
+                        .and_then(|p| p.head(u, None, |e| self.satisfiable(e, node, rack)))
+                };
                 for &j in &apps {
                     // `FSAppAttempt.isOverAMShareLimit`: the app offers nothing.
                     if self.jobs[j as usize].am_pending && !self.am_share_allows(u) {
@@ -259,6 +268,12 @@ impl Sim<'_> {
                     }
                     let steered =
                         plan.is_some() && self.jobs[j as usize].steered_stamp == self.offer_seq;
+                    let head = if apps_ordered && steered {
+                        plan.as_ref()
+                            .and_then(|p| p.head(u, Some(j), |e| self.satisfiable(e, node, rack)))
+                    } else {
+                        queue_head
+                    };
                     let head_entry = head
                         .as_ref()
                         .map(|(_, e)| (&e.job, Priority(e.priority), e.locality));

@@ -57,9 +57,10 @@
 //!   orders each kind as above and keeps MapReduce's priority order between kinds (re-run maps
 //!   5, reduces 10, maps 19/20) within a job, so the ApplicationMaster's reduce ramp-up and
 //!   reduce preemption stay in charge of each job's map/reduce mix.
-//! * Between a user's jobs FairScheduler's app order decides (fewer running containers first,
-//!   then earlier arrival, `kindOrder=apps`), as stock FairScheduler picks the app before its
-//!   ask: NAS decides what each job may run on the offer. So a heavy job's reduces do not take
+//! * Between a user's jobs FairScheduler's own app order decides (`kindOrder=apps`: the plan
+//!   sets `scheduler_orders_apps`, and the leaf queue's policy picks the app, under fair share
+//!   the one running fewer containers, then the earlier): NAS decides what each job may run on
+//!   the offer and in what order within the job. So a heavy job's reduces do not take
 //!   the user's containers from its light jobs' maps, and MTS's closest fit does not serve one
 //!   job's maps while another's wait for the starvation guard. Measured at saturation
 //!   (docs/simulator.md, "What NAS's holds cost" and "NAS between a user's jobs"), it raised
@@ -79,8 +80,8 @@
 
 use crate::mapreduce::{TaskKind, RERUN_MAP_PRIORITY};
 use crate::policy::{
-    containers_fitting, log_storage_without_locality, order_by_app, reachable_map_locality,
-    reduce_held_off, Candidate, Context, Offer, Policy, Turn,
+    containers_fitting, log_storage_without_locality, reachable_map_locality, reduce_held_off,
+    Candidate, Context, Offer, Policy, Turn,
 };
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Ask, Locality, PlanEntry, RackName, Resources};
@@ -155,8 +156,8 @@ const QUEUE_PARAMS: &[Param] = &[
         &["priority", "apps"],
         "priority: NAS ranks across the user's jobs, every reduce before any map (MapReduce's \
          priorities across all its jobs); apps: between jobs FairScheduler's app order decides \
-         (fewer running containers, then earlier arrival), NAS's ranking and MapReduce's \
-         priorities within a job",
+         (the leaf queue's schedulingPolicy: under fair share fewer running containers, then \
+         earlier arrival), NAS's ranking and MapReduce's priorities within a job",
     ),
     Param::word(
         CONGESTION_RESPONSE,
@@ -660,6 +661,13 @@ impl Policy for Nas {
         rank(&user, self, entries);
     }
 
+    /// `kindOrder=apps`: ranked across the user's jobs, MTS's closest fit and CA-RTS's
+    /// categories served some jobs again and again while others waited for the starvation
+    /// guard (docs/simulator.md, "NAS between a user's jobs").
+    fn scheduler_orders_apps(&self, turn: &Turn) -> bool {
+        turn.params.typed(Params::of).jobs_by_app_order
+    }
+
     /// Keeps only the skips of the queues planned in this offer: those of a queue not planned
     /// (nothing pending, or no longer `nas`) are forgotten, so a later wait starts afresh.
     fn end_offer(&mut self) {
@@ -830,12 +838,6 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
             _ => 2,
         },
     );
-    if turn.params.jobs_by_app_order {
-        // Ranked across the user's jobs, MTS's closest fit and CA-RTS's categories served some
-        // jobs again and again while others waited for the starvation guard (docs/simulator.md,
-        // "NAS between a user's jobs").
-        order_by_app(turn.candidates, &mut entries[ranked..]);
-    }
 }
 
 /// Algorithm 2 for one user, with its map skips. `other_work` says whether the user already

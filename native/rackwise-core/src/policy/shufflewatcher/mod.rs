@@ -13,8 +13,8 @@ pub mod sarp;
 
 use crate::mapreduce::{TaskKind, MAP_PRIORITY};
 use crate::policy::{
-    containers_fitting, log_storage_without_locality, order_by_app, reachable_map_locality,
-    reduce_held_off, Context, Policy, Turn,
+    containers_fitting, log_storage_without_locality, reachable_map_locality, reduce_held_off,
+    Context, Policy, Turn,
 };
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Locality, Plan, PlanEntry, RackName};
@@ -167,12 +167,13 @@ const QUEUE_PARAMS: &[Param] = &[
     ),
     Param::word(
         JOB_ORDER,
-        // Measured (docs/simulator.md, "ShuffleWatcher between a user's jobs").
+        // Measured (docs/simulator.md, "NAS between a user's jobs").
         "apps",
         &["nass", "apps"],
-        "apps: between a user's jobs FairScheduler's app order decides (fewer running \
-         containers, then earlier arrival), NASS's categories within a job; nass: NASS's \
-         categories across the user's jobs (Figure 3 as written)",
+        "apps: between a user's jobs FairScheduler's app order decides (the leaf queue's \
+         schedulingPolicy: under fair share fewer running containers, then earlier arrival), \
+         NASS's categories within a job; nass: NASS's categories across the user's jobs \
+         (Figure 3 as written)",
     ),
 ];
 
@@ -688,7 +689,6 @@ impl Policy for ShuffleWatcher {
     }
 
     fn rank(&mut self, turn: &Turn, entries: &mut Vec<PlanEntry>) {
-        let ranked = entries.len();
         let params = turn.params.typed(Params::of);
         let now_ms = turn.offer.now_ms;
         // A job's map wait starts at the first offer that sees its maps, and its reduce hold
@@ -747,18 +747,19 @@ impl Policy for ShuffleWatcher {
         );
         ask_facts.clear();
         self.ask_facts = ask_facts;
-        if params.jobs_by_app_order {
-            // NASS's categories across the user's jobs served some jobs again and again while
-            // others waited for the starvation guard (docs/simulator.md, "ShuffleWatcher
-            // between a user's jobs").
-            order_by_app(turn.candidates, &mut entries[ranked..]);
-        }
         if params.relaxed_fairness
             && !turn.starved
             && self.would_pass(turn.queue, preferred, params, turn.offer.now_ms)
         {
             self.passing.push(Arc::clone(turn.queue));
         }
+    }
+
+    /// `jobOrder=apps`: NASS's categories across the user's jobs served some jobs again and
+    /// again while others waited for the starvation guard (docs/simulator.md, "NAS between a
+    /// user's jobs").
+    fn scheduler_orders_apps(&self, turn: &Turn) -> bool {
+        turn.params.typed(Params::of).jobs_by_app_order
     }
 
     /// A queue passes its turn (all its apps vetoed, so FairScheduler offers the node to the

@@ -3,13 +3,17 @@ package io.rackwise.yarn.bridge;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Predicate;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 
 /**
  * The core's plan for one node offer (protocol {@code Plan}), with the rule that applies it:
  * within a steered queue, only the first entry that its app can still satisfy on this node is
- * allowed; every other steered app of that queue is vetoed. Apps the plan does not steer are left
+ * allowed; every other steered app of that queue is vetoed. Where the queue's plan leaves the
+ * order between its apps to FairScheduler, the first entry is sought among the offered app's own
+ * entries, so the app FairScheduler's leaf-queue policy offers the node to first places if it
+ * can, and the next app is offered the node if it cannot. Apps the plan does not steer are left
  * to FairScheduler. Entries are re-evaluated on every {@code assignContainer} call, so with
  * {@code assignmultiple} the next container of the same heartbeat goes to the next entry once the
  * first is used up, and an entry that failed to place (e.g. did not fit) is skipped for the rest
@@ -55,11 +59,14 @@ public final class OfferPlan {
 
   private final Map<String, List<Entry>> entriesByQueue;
   private final Map<String, String> queueOfSteeredApp;
+  /** Queues whose plan leaves the order between their apps to FairScheduler. */
+  private final Set<String> queuesOrderedByScheduler;
 
-  OfferPlan(Map<String, List<Entry>> entriesByQueue,
-      Map<String, String> queueOfSteeredApp) {
+  OfferPlan(Map<String, List<Entry>> entriesByQueue, Map<String, String> queueOfSteeredApp,
+      Set<String> queuesOrderedByScheduler) {
     this.entriesByQueue = entriesByQueue;
     this.queueOfSteeredApp = queueOfSteeredApp;
+    this.queuesOrderedByScheduler = queuesOrderedByScheduler;
   }
 
   /**
@@ -99,14 +106,16 @@ public final class OfferPlan {
   }
 
   /**
-   * The entry that may place now in the queue of {@code appId}: the first one not failed in this
-   * offer that {@code satisfiable} admits (its app still has an ask at that priority and
+   * The entry that may place now when FairScheduler offers the node to {@code appId}: the first
+   * one of its queue (of the app's own where FairScheduler orders the queue's apps) not failed in
+   * this offer that {@code satisfiable} admits (its app still has an ask at that priority and
    * locality on this node). Null when none can.
    */
   public Entry head(String appId, Predicate<Entry> satisfiable) {
     String queue = queueOfSteeredApp.get(appId);
+    boolean ownOnly = queuesOrderedByScheduler.contains(queue);
     for (Entry entry : entriesByQueue.getOrDefault(queue, Collections.emptyList())) {
-      if (!entry.failed && satisfiable.test(entry)) {
+      if ((!ownOnly || entry.app.equals(appId)) && !entry.failed && satisfiable.test(entry)) {
         return entry;
       }
     }
@@ -114,10 +123,10 @@ public final class OfferPlan {
   }
 
   /**
-   * The entry {@code appId} places under now: the head of its queue when the head is the app's
-   * own, else null and the app is vetoed for this offer. Only for an app the plan {@link #steers};
-   * the rest is FairScheduler's. The core's simulator applies the same rule
-   * ({@code rackwise_core::mapreduce::placement}); shared test vectors keep the two equal.
+   * The entry {@code appId} places under now: the head when it is the app's own, else null and
+   * the app is vetoed for this offer. Only for an app the plan {@link #steers}; the rest is
+   * FairScheduler's. The core's simulator applies the same rule
+   * ({@code rackwise_core::mapreduce::apply_plan}); shared test vectors keep the two equal.
    */
   public Entry entryFor(String appId, Predicate<Entry> satisfiable) {
     Entry head = head(appId, satisfiable);

@@ -40,10 +40,12 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalDouble;
+import java.util.Set;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ContainerExitStatus;
 import org.apache.hadoop.yarn.api.records.Resource;
@@ -430,10 +432,14 @@ public final class WireCodec {
   private static OfferPlan plan(io.rackwise.wire.v1.Plan plan, String at) {
     Map<String, List<OfferPlan.Entry>> entries = new HashMap<>();
     Map<String, String> steered = new HashMap<>();
+    Set<String> orderedByScheduler = new HashSet<>();
     for (int q = 0; q < plan.getQueuesCount(); q++) {
       QueuePlan queuePlan = plan.getQueues(q);
       String queueAt = at + ".queues[" + q + "]";
       String queue = received(queuePlan.getQueue(), queueAt + ".queue");
+      if (queuePlan.getSchedulerOrdersApps()) {
+        orderedByScheduler.add(queue);
+      }
       for (int s = 0; s < queuePlan.getSteeredCount(); s++) {
         steered.put(received(queuePlan.getSteered(s), queueAt + ".steered[" + s + "]"), queue);
       }
@@ -455,7 +461,7 @@ public final class WireCodec {
       }
       entries.put(queue, list);
     }
-    return new OfferPlan(entries, steered);
+    return new OfferPlan(entries, steered, orderedByScheduler);
   }
 
   private static List<LearnedRatio> learned(List<io.rackwise.wire.v1.LearnedRatio> ratios,

@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.NodeType;
 import org.junit.jupiter.api.Test;
 
@@ -46,7 +47,8 @@ class PlanApplicationVectorsTest {
       entries.add(new OfferPlan.Entry(entry.path("app").asText(), entry.path("priority").asInt(),
           locality(entry.path("locality").asText()), entry.path("reason").asText()));
     }
-    OfferPlan plan = new OfferPlan(Map.of(queue, entries), steered);
+    OfferPlan plan = new OfferPlan(Map.of(queue, entries), steered,
+        queuePlan.path("scheduler_orders_apps").asBoolean(false) ? Set.of(queue) : Set.of());
     vector.path("spent").forEach(position -> plan.markFailed(entries.get(position.asInt())));
 
     String app = vector.path("app").asText();
