@@ -611,6 +611,45 @@ fn job_order_apps_lets_fairscheduler_choose_between_the_jobs_nass_ranks() {
     }
 }
 
+/// The starvation guard puts a lifted app first in its queue even where FairScheduler orders the
+/// queue's apps: on that offer the plan's order decides, and the app FairScheduler would offer
+/// the node to first (the heavy job here, NASS's first) is vetoed.
+#[test]
+fn a_starved_job_goes_first_though_fairscheduler_orders_the_users_jobs() {
+    let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "0"), ("rackWaitMs", "0")]);
+    env.submit("heavy", "root.sw", 100, &["rackwise.shuffle-ratio=3"]);
+    env.submit("light", "root.sw", 200, &["rackwise.shuffle-ratio=0.2"]);
+    env.asks("heavy", &[(REDUCE, 2, &[])]);
+    env.asks("light", &[(REDUCE, 2, &[])]);
+    let orders = |response: &OfferResponse| {
+        response
+            .plan
+            .queues
+            .iter()
+            .find(|q| &*q.queue == "root.sw")
+            .map(|q| q.scheduler_orders_apps)
+    };
+    let response = env.offer(1, 1);
+    assert!(response.diagnostics.starved.is_empty());
+    assert_eq!(orders(&response), Some(true));
+    assert!(matches!(
+        placement_of(&response, "root.sw", "heavy"),
+        Placement::Place { .. }
+    ));
+
+    // Past the 30 s guard the heavy job gets a container and the light one has had none.
+    env.now_ms += 30_001;
+    env.run("heavy", REDUCE, 2, 2, Locality::OffSwitch);
+    let response = env.offer(1, 1);
+    assert_eq!(response.diagnostics.starved, [AppId("light".into())]);
+    assert_eq!(orders(&response), Some(false));
+    assert_eq!(ranking(&response, "root.sw")[0], "light:10:any");
+    assert_eq!(
+        placement_of(&response, "root.sw", "heavy"),
+        Placement::Vetoed
+    );
+}
+
 /// NASS places by locality first: another job's data-local map beats the preferring job's
 /// rack-local or remote one; at each locality the job preferring the rack goes first.
 #[test]

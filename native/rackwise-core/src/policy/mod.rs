@@ -314,7 +314,12 @@ impl Registry {
                 starved: !entries.is_empty(),
             };
             policy.rank(&turn, &mut entries);
-            let scheduler_orders_apps = policy.scheduler_orders_apps(&turn);
+            // The starvation guard puts a lifted app first in its queue, ahead of whichever app
+            // FairScheduler would offer the node to first: on that offer the plan's order
+            // decides. Without it the guard only loosens the app's locality, and ShuffleWatcher
+            // on the mix loses 9 % (docs/simulator.md, "FairScheduler's own order between a
+            // queue's apps").
+            let scheduler_orders_apps = policy.scheduler_orders_apps(&turn) && !turn.starved;
             let mut steered: Vec<AppId> = candidates.iter().map(|c| c.id.clone()).collect();
             if !entries.is_empty() {
                 for id in policy.held_starts(&turn) {
