@@ -9,7 +9,7 @@
 mod common;
 
 use common::*;
-use rackwise_core::mapreduce::{apply_plan, Placement};
+use rackwise_core::mapreduce::Placement;
 use rackwise_core::protocol::*;
 use rackwise_core::CoreError;
 
@@ -407,18 +407,6 @@ fn lookahead_turns_the_container_to_a_reduce_before_a_reduce_heavy_job_leaves_it
     );
 }
 
-/// What `app` may do under the queue's plan on the offered node, by the shim's rule (an app
-/// the plan does not steer is FairScheduler's: its AM ask places as stock).
-fn placement_of(response: &OfferResponse, app: &str) -> Placement {
-    let plan = response
-        .plan
-        .queues
-        .iter()
-        .find(|q| &*q.queue == Q)
-        .expect("the queue was planned");
-    apply_plan(plan, &id(app), |_| false, |_, _| Some(Locality::OffSwitch))
-}
-
 #[test]
 fn a_job_not_admitted_waits_for_its_application_master_until_admission_nears_or_the_guard() {
     // k = 1, one started job may wait ahead of admission (startsAhead = 1), guard 60 s.
@@ -441,8 +429,8 @@ fn a_job_not_admitted_waits_for_its_application_master_until_admission_nears_or_
     }
     let first = env.offer(1, 1);
     assert_eq!(ranking(&first, Q), [format!("a:{MAP}:any")]);
-    assert_eq!(placement_of(&first, "c"), Placement::Vetoed);
-    assert_eq!(placement_of(&first, "d"), Placement::Vetoed);
+    assert_eq!(placement_of(&first, Q, "c"), Placement::Vetoed);
+    assert_eq!(placement_of(&first, Q, "d"), Placement::Vetoed);
 
     // a is done with its maps: b enters M, so one AM may start ahead again: c's (arrival
     // order), while d's still waits.
@@ -450,14 +438,14 @@ fn a_job_not_admitted_waits_for_its_application_master_until_admission_nears_or_
     ran(&mut env, "a", MAP, 4, 5_000, (0, 1));
     let second = env.offer(1, 1);
     assert_eq!(phases(&env), (vec!["b".into()], vec!["a".into()], vec![]));
-    assert_eq!(placement_of(&second, "c"), Placement::Stock);
-    assert_eq!(placement_of(&second, "d"), Placement::Vetoed);
+    assert_eq!(placement_of(&second, Q, "c"), Placement::Stock);
+    assert_eq!(placement_of(&second, Q, "d"), Placement::Vetoed);
 
     // 60 s after d's submission the guard lifts its hold, though b still maps.
     env.now_ms = submitted + 1 + 60_001;
     let lifted = env.offer(1, 1);
     assert_eq!(phases(&env).0, ["b"]);
-    assert_eq!(placement_of(&lifted, "d"), Placement::Stock);
+    assert_eq!(placement_of(&lifted, Q, "d"), Placement::Stock);
     assert!(lifted.diagnostics.starved.contains(&id("d")));
 }
 

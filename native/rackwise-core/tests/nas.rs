@@ -720,38 +720,46 @@ fn busy_reducer_beside_a_fresh_mapper(kind_order: Option<&str>) -> TestEnv {
     env
 }
 
+/// Under the default `kindOrder` (`apps`) and under `priority`, the first offer of `make`'s
+/// environment ranks `ranked`; the first-ranked job places its entry, `first_places`, and the
+/// other, `second`, places its own, `second_places`, only where FairScheduler orders the jobs.
+fn assert_second_job_places_only_under_apps(
+    make: impl Fn(Option<&str>) -> TestEnv,
+    ranked: [&str; 2],
+    first_places: Placement,
+    second_places: Placement,
+) {
+    let app = |entry: &str| entry.split(':').next().unwrap_or_default().to_string();
+    for (kind_order, second) in [
+        (None, second_places),
+        (Some(PAPER_ORDER.1), Placement::Vetoed),
+    ] {
+        let response = make(kind_order).offer(1, 1);
+        assert_eq!(ranking(&response, "root.nas"), ranked, "{kind_order:?}");
+        let placed = |entry| placement_of(&response, "root.nas", &app(entry));
+        assert_eq!(placed(ranked[0]), first_places, "{kind_order:?}");
+        assert_eq!(placed(ranked[1]), second, "{kind_order:?}");
+    }
+}
+
 /// By default (`kindOrder=apps`) FairScheduler's order between a user's jobs decides which job
 /// places, as stock FairScheduler chooses the app (under fair share the job running fewer
 /// containers): NAS's ranking puts the busy job's reduce first, yet the fresh job, offered the
 /// node, places its map. With `kindOrder=priority` the reduce's job alone may place.
 #[test]
 fn nas_kind_order_apps_lets_fairscheduler_choose_between_a_users_reduces_and_maps() {
-    let map_here = Placement::Place {
-        priority: Priority(MAP),
-        cap: Locality::NodeLocal,
-    };
-    for (kind_order, fresh) in [(None, map_here), (Some(PAPER_ORDER.1), Placement::Vetoed)] {
-        let mut env = busy_reducer_beside_a_fresh_mapper(kind_order);
-        let response = env.offer(1, 1);
-        assert_eq!(
-            ranking(&response, "root.nas"),
-            ["busy:10:any", "fresh:20:node"],
-            "{kind_order:?}"
-        );
-        assert_eq!(
-            placement_of(&response, "root.nas", "fresh"),
-            fresh,
-            "{kind_order:?}"
-        );
-        assert_eq!(
-            placement_of(&response, "root.nas", "busy"),
-            Placement::Place {
-                priority: Priority(REDUCE),
-                cap: Locality::OffSwitch
-            },
-            "{kind_order:?}"
-        );
-    }
+    assert_second_job_places_only_under_apps(
+        busy_reducer_beside_a_fresh_mapper,
+        ["busy:10:any", "fresh:20:node"],
+        Placement::Place {
+            priority: Priority(REDUCE),
+            cap: Locality::OffSwitch,
+        },
+        Placement::Place {
+            priority: Priority(MAP),
+            cap: Locality::NodeLocal,
+        },
+    );
 }
 
 /// Two jobs of a user, in arrival order, each asking for four maps local to node 1 whose
@@ -784,30 +792,16 @@ fn two_mappers(kind_order: Option<&str>, jobs: [(&str, u32, f64); 2]) -> TestEnv
 /// offered the node places its own; with `kindOrder=priority` only the closest fit may place.
 #[test]
 fn nas_kind_order_apps_lets_fairscheduler_choose_past_mts_closest_fit() {
-    let jobs = [("close", 2, 10.0), ("far", 0, 1.0)];
     let map_here = Placement::Place {
         priority: Priority(MAP),
         cap: Locality::NodeLocal,
     };
-    for (kind_order, far) in [(None, map_here), (Some(PAPER_ORDER.1), Placement::Vetoed)] {
-        let mut env = two_mappers(kind_order, jobs);
-        let response = env.offer(1, 1);
-        assert_eq!(
-            ranking(&response, "root.nas"),
-            ["close:20:node", "far:20:node"],
-            "{kind_order:?}"
-        );
-        assert_eq!(
-            placement_of(&response, "root.nas", "far"),
-            far,
-            "{kind_order:?}"
-        );
-        assert_eq!(
-            placement_of(&response, "root.nas", "close"),
-            map_here,
-            "{kind_order:?}"
-        );
-    }
+    assert_second_job_places_only_under_apps(
+        |kind_order| two_mappers(kind_order, [("close", 2, 10.0), ("far", 0, 1.0)]),
+        ["close:20:node", "far:20:node"],
+        map_here,
+        map_here,
+    );
 }
 
 /// With `kindOrder=priority` every reduce of the user goes before its maps, whichever job runs
