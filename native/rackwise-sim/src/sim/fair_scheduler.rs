@@ -7,9 +7,10 @@
 //! or pending counts. Under a core policy the same loop runs with the core's plan, as the RM
 //! shim's scheduler does: a steered app waits for its queue's head entry (for the first of its
 //! own entries, where the plan leaves the order between the queue's apps to FairScheduler),
-//! which places at its priority under its locality cap. Every FairScheduler policy (baselines and core) places as
-//! many containers per heartbeat as `HeartbeatAssignment` allows and starts no AM beyond its
-//! queue's `maxAMShare`; docs/simulator.md ("Fidelity to Hadoop 3.4") gives the sources.
+//! which places at its priority under its locality cap. Every FairScheduler policy (baselines
+//! and core) places as many containers per heartbeat as `HeartbeatAssignment` allows and
+//! starts no AM beyond its queue's `maxAMShare`; docs/simulator.md ("Fidelity to Hadoop 3.4")
+//! gives the sources.
 
 use super::core_link::OfferPlan;
 use super::event_loop::Ev;
