@@ -253,13 +253,7 @@ fn the_starvation_guard_lifts_the_hold_on_a_low_class_node() {
     // 20 s later `b` has had no container: past the guard, all its asks go first.
     env.now_ms += 20_001;
     let lifted = env.offer_reporting(1, 4, half_busy());
-    let entries = &lifted
-        .plan
-        .queues
-        .iter()
-        .find(|q| &*q.queue == QUEUE)
-        .expect("queue planned")
-        .entries;
+    let entries = &queue_plan(&lifted, QUEUE).expect("queue planned").entries;
     assert_eq!(ranking(&lifted, QUEUE), ["b:20:any"]);
     assert_eq!(entries[0].reason, "starvation-guard");
 }

@@ -30,11 +30,7 @@ fn predicted(env: &mut TestEnv, app: &str, maps: u32, input_mib: f64, output_mib
 
 /// Why each entry of `queue`'s plan is where it is.
 fn reasons(response: &OfferResponse, queue: &str) -> Vec<String> {
-    response
-        .plan
-        .queues
-        .iter()
-        .find(|q| &*q.queue == queue)
+    queue_plan(response, queue)
         .map(|q| q.entries.iter().map(|e| e.reason.to_string()).collect())
         .unwrap_or_default()
 }

@@ -621,14 +621,8 @@ fn a_starved_job_goes_first_though_fairscheduler_orders_the_users_jobs() {
     env.submit("light", "root.sw", 200, &["rackwise.shuffle-ratio=0.2"]);
     env.asks("heavy", &[(REDUCE, 2, &[])]);
     env.asks("light", &[(REDUCE, 2, &[])]);
-    let orders = |response: &OfferResponse| {
-        response
-            .plan
-            .queues
-            .iter()
-            .find(|q| &*q.queue == "root.sw")
-            .map(|q| q.scheduler_orders_apps)
-    };
+    let orders =
+        |response: &OfferResponse| queue_plan(response, "root.sw").map(|q| q.scheduler_orders_apps);
     let response = env.offer(1, 1);
     assert!(response.diagnostics.starved.is_empty());
     assert_eq!(orders(&response), Some(true));

@@ -407,15 +407,15 @@ pub fn rack(r: u32) -> RackName {
     RackName(format!("/r{r}").into())
 }
 
+/// The plan of `queue` in the response, if the queue was planned.
+pub fn queue_plan<'a>(response: &'a OfferResponse, queue: &str) -> Option<&'a QueuePlan> {
+    response.plan.queues.iter().find(|q| &*q.queue == queue)
+}
+
 /// What the plan of `queue` lets `app` do when FairScheduler offers it the node, every app
 /// having an ask at every priority here (`mapreduce::apply_plan`, the shim's rule).
 pub fn placement_of(response: &OfferResponse, queue: &str, app: &str) -> Placement {
-    let plan = response
-        .plan
-        .queues
-        .iter()
-        .find(|q| &*q.queue == queue)
-        .expect("the queue is planned");
+    let plan = queue_plan(response, queue).expect("the queue is planned");
     apply_plan(
         plan,
         &AppId(app.into()),
@@ -426,11 +426,7 @@ pub fn placement_of(response: &OfferResponse, queue: &str, app: &str) -> Placeme
 
 /// The plan of `queue` as "app:priority:locality" strings, in rank order.
 pub fn ranking(response: &OfferResponse, queue: &str) -> Vec<String> {
-    response
-        .plan
-        .queues
-        .iter()
-        .find(|q| &*q.queue == queue)
+    queue_plan(response, queue)
         .map(|q| {
             q.entries
                 .iter()
