@@ -717,8 +717,9 @@ fn busy_reducer_beside_a_fresh_mapper(kind_order: Option<&str>) -> TestEnv {
 }
 
 /// Under the default `kindOrder` (`apps`) and under `priority`, the first offer of `make`'s
-/// environment ranks `ranked`; the first-ranked job places its entry, `first_places`, and the
-/// other, `second`, places its own, `second_places`, only where FairScheduler orders the jobs.
+/// environment ranks `ranked`; the first-ranked job places as `first_places`, and the other
+/// job places as `second_places` where FairScheduler orders the jobs and is vetoed where NAS
+/// does.
 fn assert_second_job_places_only_under_apps(
     make: impl Fn(Option<&str>) -> TestEnv,
     ranked: [&str; 2],
