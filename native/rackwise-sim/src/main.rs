@@ -795,10 +795,11 @@ fn print_table(metrics: &BTreeMap<String, PolicyMetrics>) {
 }
 
 /// The cross-rack shuffle decomposition (docs/simulator.md, "Cross-rack shuffle: oracle
-/// bounds"): measured, then as placed and under each oracle, GiB.
+/// bounds"): measured, then as placed and under each oracle, GiB; last, the least map reads
+/// and shuffle together that any placement could move across racks.
 fn print_shuffle_bounds(metrics: &BTreeMap<String, PolicyMetrics>) {
     println!(
-        "{:<16} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12} {:>12}",
+        "{:<16} {:>10} {:>10} {:>10} {:>12} {:>12} {:>12} {:>12} {:>12} {:>14}",
         "xr-shfl GiB",
         "shuffle",
         "measured",
@@ -807,13 +808,14 @@ fn print_shuffle_bounds(metrics: &BTreeMap<String, PolicyMetrics>) {
         "oracle free",
         "oracle rack",
         "lower bound",
-        "data-local"
+        "data-local",
+        "reads+shuffle"
     );
     let gib = (1u64 << 30) as f64;
     for (name, m) in metrics {
         let b = &m.cross_rack_shuffle_bounds;
         println!(
-            "{:<16} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>12.1} {:>12.1} {:>12.1}",
+            "{:<16} {:>10.1} {:>10.1} {:>10.1} {:>12.1} {:>12.1} {:>12.1} {:>12.1} {:>12.1} {:>14.1}",
             name,
             b.shuffle / gib,
             m.cross_rack_shuffle_bytes as f64 / gib,
@@ -822,7 +824,8 @@ fn print_shuffle_bounds(metrics: &BTreeMap<String, PolicyMetrics>) {
             b.reduce_oracle_free / gib,
             b.reduce_oracle / gib,
             b.lower_bound / gib,
-            b.data_local_bound / gib
+            b.data_local_bound / gib,
+            b.reads_and_shuffle_floor / gib
         );
     }
 }

@@ -35,6 +35,8 @@ pub struct JobShuffle<'a> {
     /// Of the job's maps (splits), the most that have a replica on any one rack; `None` for a
     /// job whose maps read no input, which any rack can run without a remote read.
     pub most_splits_on_one_rack: Option<(u32, u32)>,
+    /// The bytes its maps read as input, all splits together.
+    pub input: f64,
 }
 
 /// Cross-rack shuffle bytes of one job or a sum over jobs: the decomposition of
@@ -62,6 +64,10 @@ pub struct CrossRackBounds {
     /// across racks, rack capacity and other jobs ignored: only maps with a replica on a rack
     /// can put their output there.
     pub data_local_bound: f64,
+    /// Not shuffle alone: the least any placement of the job's maps and reduces could move
+    /// across racks in map reads and shuffle together, rack capacity and other jobs ignored.
+    /// Placements may read map input across racks here, which the data-local bound forbids.
+    pub reads_and_shuffle_floor: f64,
 }
 
 impl CrossRackBounds {
@@ -73,6 +79,7 @@ impl CrossRackBounds {
         self.reduce_oracle += other.reduce_oracle;
         self.lower_bound += other.lower_bound;
         self.data_local_bound += other.data_local_bound;
+        self.reads_and_shuffle_floor += other.reads_and_shuffle_floor;
     }
 
     /// Whole bytes: fractions of a byte are not information.
@@ -85,6 +92,7 @@ impl CrossRackBounds {
             reduce_oracle: self.reduce_oracle.round(),
             lower_bound: self.lower_bound.round(),
             data_local_bound: self.data_local_bound.round(),
+            reads_and_shuffle_floor: self.reads_and_shuffle_floor.round(),
         }
     }
 }
@@ -159,6 +167,18 @@ pub fn job_bounds(job: &JobShuffle) -> CrossRackBounds {
         }
         _ => 0.0,
     };
+    // The model's cross-rack bytes are linear in where the reduces sit, so for any map
+    // placement the least is with every reduce on one rack z. Then a map whose split has a
+    // replica on z runs there and moves nothing; any other map either runs on z and reads its
+    // split across racks (its input crosses) or runs beside its split and its output crosses,
+    // whichever is less. With equal splits and equal outputs the best z is the rack holding
+    // the most splits, and the floor is that rack's missing share of min(input, shuffle).
+    let reads_and_shuffle_floor = match job.most_splits_on_one_rack {
+        Some((on_one_rack, maps)) if maps > 0 => {
+            shuffle.min(job.input) * (1.0 - (on_one_rack as f64 / maps as f64).min(1.0))
+        }
+        _ => 0.0,
+    };
 
     CrossRackBounds {
         shuffle,
@@ -168,6 +188,7 @@ pub fn job_bounds(job: &JobShuffle) -> CrossRackBounds {
         reduce_oracle,
         lower_bound,
         data_local_bound,
+        reads_and_shuffle_floor,
     }
 }
 
@@ -195,7 +216,10 @@ mod tests {
     /// * lower bound: maps launched with 2, 4, 6, 6 running → shares 1, 0.75, 0.5, 0.5, mean
     ///   0.6875; reduces 3/4 = 0.75; 100 · (1 − 0.6875) = 31.25;
     /// * data-local bound: at most 3 of the 4 splits have a replica on one rack, so at most
-    ///   75 bytes can sit beside the reduces: 100 · (1 − 3/4) = 25.
+    ///   75 bytes can sit beside the reduces: 100 · (1 − 3/4) = 25;
+    /// * reads and shuffle floor, with 80 bytes of input: the split without a replica on that
+    ///   rack is read across racks (20 bytes) rather than shuffled from elsewhere (25):
+    ///   min(80, 100) · (1 − 3/4) = 20.
     #[test]
     fn hand_computed_job() {
         let reduces = [
@@ -210,6 +234,7 @@ mod tests {
             maps_running_at_launch: &[2, 4, 6, 6],
             rack_containers: 3,
             most_splits_on_one_rack: Some((3, 4)),
+            input: 80.0,
         });
         let expect = CrossRackBounds {
             shuffle: 100.0,
@@ -219,6 +244,7 @@ mod tests {
             reduce_oracle: 47.5,
             lower_bound: 31.25,
             data_local_bound: 25.0,
+            reads_and_shuffle_floor: 20.0,
         };
         for (got, want, name) in [
             (bounds.shuffle, expect.shuffle, "shuffle"),
@@ -240,6 +266,11 @@ mod tests {
                 expect.data_local_bound,
                 "data-local bound",
             ),
+            (
+                bounds.reads_and_shuffle_floor,
+                expect.reads_and_shuffle_floor,
+                "reads and shuffle floor",
+            ),
         ] {
             assert!((got - want).abs() < 1e-9, "{name}: got {got}, want {want}");
         }
@@ -254,9 +285,14 @@ mod tests {
             maps_running_at_launch: &[1, 2, 3],
             rack_containers: 8,
             most_splits_on_one_rack: None,
+            input: 0.0,
         });
         assert_eq!(bounds.lower_bound, 0.0);
         assert_eq!(bounds.data_local_bound, 0.0, "its maps read no input");
+        assert_eq!(
+            bounds.reads_and_shuffle_floor, 0.0,
+            "its maps read no input"
+        );
         // Both reduces could have run on rack 0, which holds 80 of the 100 bytes.
         assert!((bounds.reduce_oracle - 20.0).abs() < 1e-9);
         assert!((bounds.reduce_oracle_free - 20.0).abs() < 1e-9);
@@ -271,6 +307,7 @@ mod tests {
             maps_running_at_launch: &[1],
             rack_containers: 2,
             most_splits_on_one_rack: Some((1, 1)),
+            input: 10.0,
         });
         assert_eq!(bounds, CrossRackBounds::default());
     }

@@ -235,12 +235,14 @@ fn each_half_of_the_placement_oracle_removes_only_its_own_cross_rack_bytes() {
 
 /// `input_racks`: with every job's input written from one rack, every split has a replica on
 /// that rack, so a placement that reads nothing across racks could keep all of the shuffle on
-/// it (the data-local bound is 0); with each block written from its own random node, as by
-/// default, no rack holds all of a multi-map job's splits and the bound is above 0.
+/// it (the data-local bound is 0, and so is the floor of reads and shuffle together); with
+/// each block written from its own random node, as by default, no rack holds all of a
+/// multi-map job's splits and both are above 0, the floor no higher than the data-local bound
+/// (a placement may also read across racks where that moves fewer bytes).
 #[test]
 fn input_written_from_one_rack_puts_every_split_on_it() {
     let (cluster, jobs) = small_setup();
-    let bound = |input_racks: usize| {
+    let bounds = |input_racks: usize| {
         let options = SimOptions {
             input_racks,
             ..SimOptions::default()
@@ -248,10 +250,16 @@ fn input_written_from_one_rack_puts_every_split_on_it() {
         let (metrics, _, _) =
             run_policy(&cluster, &jobs, "fair", &options, &mut |_, _| {}).unwrap();
         assert_eq!(metrics.jobs, jobs.len(), "input_racks {input_racks}");
-        metrics.cross_rack_shuffle_bounds.data_local_bound
+        let b = metrics.cross_rack_shuffle_bounds;
+        (b.data_local_bound, b.reads_and_shuffle_floor)
     };
-    assert!(bound(0) > 0.0, "by default the splits spread: {}", bound(0));
-    assert_eq!(bound(1), 0.0);
+    let (spread, spread_floor) = bounds(0);
+    assert!(spread > 0.0, "by default the splits spread: {spread}");
+    assert!(
+        spread_floor > 0.0 && spread_floor <= spread,
+        "floor {spread_floor}, data-local bound {spread}"
+    );
+    assert_eq!(bounds(1), (0.0, 0.0));
     let refused = SimOptions {
         input_racks: cluster.racks + 1,
         ..SimOptions::default()

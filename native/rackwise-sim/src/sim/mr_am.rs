@@ -997,6 +997,7 @@ impl Sim<'_> {
             rack_containers: self.cluster.nodes_per_rack as u32 * self.cluster.containers_per_node,
             most_splits_on_one_rack: (job.input_per_map > 0.0)
                 .then(|| (self.most_splits_on_one_rack(j), job.maps_total)),
+            input: job.input_per_map * f64::from(job.maps_total),
         });
         self.collector.cross_rack_bounds(&bounds);
     }
