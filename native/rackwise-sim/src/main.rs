@@ -179,6 +179,11 @@ struct ModelArgs {
     /// another rack takes the rack-local path instead (1: no cross-rack shuffle at all).
     #[arg(long, value_name = "SHARE", value_parser = share_of_one)]
     oracle_local_shuffle: Option<f64>,
+    /// A bound, not a model: every job that reads input is submitted with its true
+    /// shuffle/input ratio in the `rackwise.shuffle-ratio` tag (a perfect predictor for the
+    /// core's policies; the baselines ignore it)
+    #[arg(long)]
+    oracle_ratio_hints: bool,
     /// Each job's input was written from random nodes of W racks drawn for the job (a dataset
     /// loaded or produced on W racks); 0: every block from a random node of the cluster.
     #[arg(long, value_name = "W", default_value_t = 0)]
@@ -209,6 +214,7 @@ impl ModelArgs {
             options.am.speculator = None;
         }
         options.placement_oracle = self.placement_oracle();
+        options.oracle_ratio_hints = self.oracle_ratio_hints;
         options.input_racks = self.input_racks;
     }
 
@@ -239,6 +245,7 @@ impl ModelArgs {
                 "local_reads": oracle.local_reads,
                 "local_shuffle_share": oracle.local_shuffle_share,
             },
+            "oracle_ratio_hints": self.oracle_ratio_hints,
         })
     }
 }
@@ -410,7 +417,7 @@ impl Setup {
 
     /// One line under a sweep chart's title saying what was run, so a chart read alone (in a
     /// README, a note) states its conditions: workload, cluster, input layout, seeds, any
-    /// setting away from the defaults, and the placement oracle when it is on.
+    /// setting away from the defaults, and either oracle when it is on.
     fn chart_conditions(&self, cluster: &Cluster, jobs: usize, seeds: &[u64]) -> String {
         let trace = Path::new(&self.trace)
             .file_name()
@@ -433,6 +440,9 @@ impl Setup {
         let oracle = self.model.placement_oracle();
         if oracle.local_reads || oracle.local_shuffle_share > 0.0 {
             parts.push("placement oracle on (a bound, not the model)".to_string());
+        }
+        if self.model.oracle_ratio_hints {
+            parts.push("true shuffle ratios as hints (a bound, not the model)".to_string());
         }
         parts.join(" · ")
     }

@@ -4,7 +4,8 @@
 mod common;
 
 use common::instant_am;
-use rackwise_sim::sim::{core_engine, AmOptions, PlacementOracle};
+use rackwise_core::predictor::{LearnedHistory, RatioSource, ShuffleEstimate};
+use rackwise_sim::sim::{core_engine, true_ratio_hint, AmOptions, PlacementOracle};
 use rackwise_sim::workload::{load_swim, ShuffleClass};
 use rackwise_sim::{
     run_policy, Cluster, JobSpec, PolicyMetrics, RunCounters, SimOptions, WorkloadOptions,
@@ -116,6 +117,30 @@ fn the_oracles_see_the_reduce_could_have_run_beside_its_map_output() {
         [0.0; 4],
         "rack 1 had room for the reduce"
     );
+}
+
+/// `oracle_ratio_hints`: the tag the simulator gives a job is one the core's predictor reads
+/// back as the job's exact shuffle/input ratio, from a hint (so it wins over the learned
+/// history and the prior); a job whose maps read no input has no ratio and gets no tag.
+#[test]
+fn a_true_ratio_hint_reads_back_as_the_jobs_ratio() {
+    let spec = job(0, 400 * MIB, 1000 * MIB, 0, 4, 2);
+    let tag = true_ratio_hint(&spec).expect("the job reads input");
+    let estimate = ShuffleEstimate::initial(
+        "app_1",
+        &spec.name,
+        &[tag],
+        &LearnedHistory::default(),
+        100.0,
+    );
+    assert_eq!(
+        estimate,
+        ShuffleEstimate {
+            ratio: 2.5,
+            source: RatioSource::Hint
+        }
+    );
+    assert_eq!(true_ratio_hint(&job(0, 0, 110 * MIB, 0, 1, 1)), None);
 }
 
 /// `fair` on the hand-computed job above with that share of each cross-rack partition on the

@@ -174,6 +174,11 @@ pub struct SimOptions {
     /// Transfers kept off the rack links as if every task were placed where its data is: a
     /// bound, not a model of Hadoop (off by default).
     pub placement_oracle: PlacementOracle,
+    /// Every job that reads input is submitted with its true shuffle/input ratio in the
+    /// `rackwise.shuffle-ratio` tag, a hint no user could give so exactly: what the core's
+    /// policies would do with a perfect predictor, set against the prior they start from
+    /// without a hint or history. A bound, not a model (off by default).
+    pub oracle_ratio_hints: bool,
     /// Where each job's input was written from: 0, every block from its own random node (a
     /// dataset written by writers spread over the cluster); W > 0, every block from a random
     /// node of W racks chosen for the job (a dataset loaded or produced on W racks). HDFS's
@@ -247,6 +252,19 @@ impl PlacementOracle {
     }
 }
 
+/// The `rackwise.shuffle-ratio` tag carrying a job's true shuffle/input ratio
+/// (`SimOptions::oracle_ratio_hints`); `None` for a job whose maps read no input, which has no
+/// ratio to state.
+pub fn true_ratio_hint(spec: &JobSpec) -> Option<String> {
+    (spec.input_bytes > 0).then(|| {
+        format!(
+            "{}={}",
+            rackwise_core::predictor::HINT_TAG,
+            spec.shuffle_bytes as f64 / spec.input_bytes as f64
+        )
+    })
+}
+
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {
@@ -259,6 +277,7 @@ impl Default for SimOptions {
             delay_locality_threshold_rack: DELAY_LOCALITY_THRESHOLD_RACK,
             watchdog_ms: WATCHDOG_MS,
             placement_oracle: PlacementOracle::default(),
+            oracle_ratio_hints: false,
             input_racks: 0,
             am: AmOptions::default(),
             accounts: Vec::new(),
@@ -535,6 +554,7 @@ pub struct Sim<'a> {
     active_queues: u32,
     am_options: AmOptions,
     placement_oracle: PlacementOracle,
+    oracle_ratio_hints: bool,
     input_racks: usize,
     pub collector: Collector,
     pub counters: RunCounters,
@@ -747,6 +767,7 @@ impl<'a> Sim<'a> {
             active_queues: 0,
             am_options: options.am.clone(),
             placement_oracle: options.placement_oracle,
+            oracle_ratio_hints: options.oracle_ratio_hints,
             input_racks: options.input_racks,
             collector: Collector::new(cluster, specs, users),
             counters: RunCounters {

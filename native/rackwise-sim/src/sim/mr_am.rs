@@ -19,7 +19,9 @@ use super::speculator::SpeculatorOptions;
 use super::transfers::{
     owner, OWN_MAP_READ, OWN_MAP_REPL, OWN_RED_LOCAL, OWN_RED_REMOTE, OWN_RED_REPL,
 };
-use super::{JobPhase, MapTask, ReduceTask, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE};
+use super::{
+    true_ratio_hint, JobPhase, MapTask, ReduceTask, Sim, PRIORITY_AM, PRIORITY_MAP, PRIORITY_REDUCE,
+};
 use crate::cluster::{Cluster, Device};
 use crate::oracle::{job_bounds, JobShuffle, ReduceLaunch};
 use crate::rng::Rng;
@@ -489,7 +491,11 @@ impl Sim<'_> {
                 user: format!("u{}", spec.user),
                 queue: self.queues[spec.user].clone(),
                 app_type: "MAPREDUCE".to_string(),
-                tags: vec![],
+                tags: if self.oracle_ratio_hints {
+                    true_ratio_hint(spec).into_iter().collect()
+                } else {
+                    Vec::new()
+                },
                 submit_ms: spec.submit_ms,
             });
         }
