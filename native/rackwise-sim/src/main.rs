@@ -181,7 +181,7 @@ struct ModelArgs {
     oracle_local_shuffle: Option<f64>,
     /// A bound, not a model: every job that reads input is submitted with its true
     /// shuffle/input ratio in the `rackwise.shuffle-ratio` tag (a perfect predictor for the
-    /// core's policies; the baselines ignore it)
+    /// core's policies; the baselines ignore it).
     #[arg(long)]
     oracle_ratio_hints: bool,
     /// Each job's input was written from random nodes of W racks drawn for the job (a dataset

@@ -337,6 +337,14 @@ fn model_flags_reach_the_run_and_bad_values_are_refused_by_name() {
         bound["placement_oracle"],
         serde_json::json!({"local_reads": true, "local_shuffle_share": 0.3})
     );
+    assert_eq!(
+        hadoop["oracle_ratio_hints"], false,
+        "a run is a model run unless it says otherwise"
+    );
+    assert_eq!(
+        model(&run(&["--oracle-ratio-hints"]))["oracle_ratio_hints"],
+        true
+    );
     let share = run(&["--oracle-local-shuffle", "1.2"]);
     assert_eq!(share.status.code(), Some(2));
     assert!(
