@@ -16,6 +16,11 @@ pub const PRIOR_RATIO: f64 = 1.0;
 /// the key is lower-case.
 pub const HINT_TAG: &str = "rackwise.shuffle-ratio";
 
+/// The application tag stating `ratio` as a hint, as a user writes it.
+pub fn hint_tag(ratio: f64) -> String {
+    format!("{HINT_TAG}={ratio}")
+}
+
 /// Learned history weighs a new run at least this much (1/N), so a job whose data changes
 /// shape is re-learned within a few runs instead of being anchored by its first hundred.
 const HISTORY_WINDOW_RUNS: u32 = 10;

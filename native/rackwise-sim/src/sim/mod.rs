@@ -257,11 +257,7 @@ impl PlacementOracle {
 /// ratio to state.
 pub fn true_ratio_hint(spec: &JobSpec) -> Option<String> {
     (spec.input_bytes > 0).then(|| {
-        format!(
-            "{}={}",
-            rackwise_core::predictor::HINT_TAG,
-            spec.shuffle_bytes as f64 / spec.input_bytes as f64
-        )
+        rackwise_core::predictor::hint_tag(spec.shuffle_bytes as f64 / spec.input_bytes as f64)
     })
 }
 
