@@ -644,6 +644,42 @@ fn a_starved_job_goes_first_though_fairscheduler_orders_the_users_jobs() {
     );
 }
 
+/// Of two apps the guard lifts, the one that has waited longer goes first, though it arrived
+/// later: the earlier job's wait restarted at its last container. In arrival order the earlier
+/// job, tripping the guard again one bound after each container, would head the queue every time.
+#[test]
+fn the_guard_lifts_the_longest_waiting_app_first() {
+    let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "0"), ("rackWaitMs", "0")]);
+    env.submit("early", "root.sw", 100, &["rackwise.shuffle-ratio=3"]);
+    env.submit("late", "root.sw", 200, &["rackwise.shuffle-ratio=3"]);
+    env.asks("early", &[(REDUCE, 4, &[])]);
+    env.asks("late", &[(REDUCE, 2, &[])]);
+    assert!(env.offer(1, 1).diagnostics.starved.is_empty());
+
+    env.now_ms += 20_000;
+    env.run("early", REDUCE, 1, 1, Locality::OffSwitch);
+    // Past the 30 s guard for both: the early job 30.001 s since its container, the late one
+    // 50.001 s with none.
+    env.now_ms += 30_001;
+    let response = env.offer(1, 1);
+    assert_eq!(
+        response.diagnostics.starved,
+        [AppId("late".into()), AppId("early".into())]
+    );
+    assert_eq!(
+        ranking(&response, "root.sw"),
+        ["late:10:any", "early:10:any", "early:10:any", "late:10:any"]
+    );
+    assert!(matches!(
+        placement_of(&response, "root.sw", "late"),
+        Placement::Place { .. }
+    ));
+    assert_eq!(
+        placement_of(&response, "root.sw", "early"),
+        Placement::Vetoed
+    );
+}
+
 /// NASS places by locality first: another job's data-local map beats the preferring job's
 /// rack-local or remote one; at each locality the job preferring the rack goes first.
 #[test]

@@ -4,10 +4,10 @@
 //! FairScheduler has already decided which queue gets the node (the shim lets it); per steered
 //! queue the core ranks what its apps may place here. A starvation guard sits above every
 //! policy: an app that has waited with tasks pending for longer than its queue's guard (the
-//! queue's `<starvationGuardMs>`, else `starvation-guard-ms`) goes first with all its asks, and
-//! an app whose ApplicationMaster a policy holds back (`Policy::held_starts`) starts once it has
-//! waited that long since its submission, so no app is ever held back longer than that bound by
-//! Rackwise.
+//! queue's `<starvationGuardMs>`, else `starvation-guard-ms`) goes first with all its asks (of
+//! several such apps, the one waiting longest), and an app whose ApplicationMaster a policy holds
+//! back (`Policy::held_starts`) starts once it has waited that long since its submission, so no
+//! app is ever held back longer than that bound by Rackwise.
 //!
 //! Adding a policy is one module folder here and one line in [`Registry::builtin`]; a caller
 //! may also register its own policies (see `tests/example_policy.rs`).
@@ -290,15 +290,27 @@ impl Registry {
             candidates.extend(listed.map(|(_, slot, id, app)| Candidate { id, app, slot }));
             let mut entries = Vec::new();
             let guard_ms = settings.starvation_guard_ms(setup);
-            for candidate in &candidates {
-                let waited = candidate
-                    .app
-                    .waiting_since_ms
-                    .map_or(0, |since| offer.now_ms.saturating_sub(since));
-                if waited > guard_ms {
-                    starved_apps.push(candidate.id.clone());
-                    entries.extend(all_asks(candidate, "starvation-guard"));
-                }
+            // The longest wait goes first. An app's wait restarts at each container, so in
+            // arrival order an early job with many tasks pending trips the guard again one
+            // bound after each container and keeps heading the queue, while a later job that
+            // has had none waits until the early job's asks run out (FB-2009 at X = 96:
+            // one-map jobs of a user running a 120-reduce job took an hour; docs/simulator.md,
+            // "The starvation guard's order").
+            let mut starved: Vec<(u64, &Candidate)> = candidates
+                .iter()
+                .filter_map(|candidate| {
+                    let waited = candidate
+                        .app
+                        .waiting_since_ms
+                        .map_or(0, |since| offer.now_ms.saturating_sub(since));
+                    (waited > guard_ms).then_some((waited, candidate))
+                })
+                .collect();
+            // Stable: equal waits keep arrival order.
+            starved.sort_by_key(|&(waited, _)| std::cmp::Reverse(waited));
+            for (_, candidate) in starved {
+                starved_apps.push(candidate.id.clone());
+                entries.extend(all_asks(candidate, "starvation-guard"));
             }
             let context = Context::of(state, settings, index);
             let policy = &mut self.policies[index];
