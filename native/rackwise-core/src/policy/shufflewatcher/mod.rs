@@ -86,7 +86,12 @@ const QUEUE_PARAMS: &[Param] = &[
         600_000.0,
         (0.0, false),
         86_400_000.0,
-        "jobs from an earlier submission window of this length go first; 0 = off",
+        // Read where the plan's order between a user's jobs is: with jobOrder=nass, and with
+        // apps only after the starvation guard's entries on an offer where it lifts an app, which
+        // changed no figure of the runs measured (docs/simulator.md, "What each trace's bytes
+        // are worth").
+        "with jobOrder=nass, jobs from an earlier submission window of this length go first \
+         (with apps FairScheduler orders a user's jobs); 0 = off",
     ),
     Param::number(
         RELAXED_INTERVAL_MS,

@@ -16,7 +16,9 @@
 //!   bounds any wait. `preference` keeps them as Figure 3's lowest reduce category.
 //! * the starvation window (choice 8, docs/design-choices.md): jobs are grouped by `submit / starvationWindowMs`; an
 //!   earlier window's jobs are ranked, whole, before a later window's, overriding the
-//!   categories (a 10-minute-old job's remote map beats a new job's local one).
+//!   categories (a 10-minute-old job's remote map beats a new job's local one). The order
+//!   across jobs is read with `jobOrder=nass`; with `apps`, only after the starvation guard's
+//!   entries.
 
 use super::sarp::{self, QuotaState};
 use super::{JobPlacement, MapWait, Params};
