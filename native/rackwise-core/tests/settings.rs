@@ -4,7 +4,7 @@
 use rackwise_core::policy::nas::{Keys, Params as NasParams};
 use rackwise_core::policy::Registry;
 use rackwise_core::protocol::{EngineConfig, QueueSettings, RackName};
-use rackwise_core::settings::Settings;
+use rackwise_core::settings::{unknown_settings, Settings};
 use rackwise_core::{ConfigProblem, CoreError};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -82,6 +82,47 @@ fn unknown_rackwise_element_and_missing_policy_are_refused() {
     assert!(found[1]
         .to_string()
         .contains("<rackwise><policy>: value '' is missing"));
+}
+
+#[test]
+fn unknown_keys_are_listed_with_the_key_they_most_likely_mean() {
+    let given = config(
+        &[
+            ("yarn.scheduler.rackwise.netsat.threshold", "0.9"),
+            (
+                "yarn.scheduler.rackwise.netsat.rack-uplink-mbps.rack3",
+                "500",
+            ),
+            ("yarn.scheduler.rackwise.nas.traffic-threshold-mb", "10"),
+            ("netsat.threshold", "0.7"),
+            ("yarn.scheduler.rackwise.starvation-guard-msec", "1"),
+            ("yarn.scheduler.rackwise.unrelated-thing", "x"),
+        ],
+        vec![],
+    );
+    let unknown = unknown_settings(&given.settings, Registry::builtin().declarations());
+    let listed: Vec<(&str, &str, Option<&str>)> = unknown
+        .iter()
+        .map(|u| (u.key.as_str(), u.value.as_str(), u.nearest))
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            (
+                "netsat.threshold",
+                "0.7",
+                Some("yarn.scheduler.rackwise.netsat.threshold")
+            ),
+            (
+                "yarn.scheduler.rackwise.starvation-guard-msec",
+                "1",
+                Some("yarn.scheduler.rackwise.starvation-guard-ms")
+            ),
+            ("yarn.scheduler.rackwise.unrelated-thing", "x", None),
+        ]
+    );
+    // The engine still starts: the RM passes every key of the prefix and only warns.
+    assert!(parse(&given).is_ok());
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod allocator;
 use rackwise_sim::dp_workload;
 use rackwise_sim::fresh_static::{self, BatchFile};
 use rackwise_sim::metrics::{Collector, PolicyMetrics};
-use rackwise_sim::sim::{self, core_engine, Policy, BASELINES};
+use rackwise_sim::sim::{self, check_core_settings, core_engine, Policy, BASELINES};
 use rackwise_sim::sweep::{self, Run};
 use rackwise_sim::workload::check_load;
 use rackwise_sim::{plot, run_policy, workload, Cluster, JobSpec, SimOptions, WorkloadOptions};
@@ -109,7 +109,7 @@ struct Setup {
     /// SWIM's bytes per reduce, MiB.
     #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..))]
     bytes_per_reduce_mib: u64,
-    /// A `yarn.scheduler.rackwise.*` setting for the core (repeatable).
+    /// A `yarn.scheduler.rackwise.*` setting for the core (repeatable); a key the core does not read is refused.
     #[arg(long = "core-setting", value_name = "KEY=VALUE", value_parser = key_value)]
     core_settings: Vec<(String, String)>,
     /// A `<rackwise>` setting of queue root, inherited by every user queue (repeatable).
@@ -371,6 +371,7 @@ impl Setup {
     fn prepare(&self) -> Result<Prepared, String> {
         let cluster = Cluster::load(&self.cluster)?;
         let core_settings: BTreeMap<String, String> = self.core_settings.iter().cloned().collect();
+        check_core_settings(&core_settings)?;
         let queue_settings: BTreeMap<String, String> =
             self.queue_settings.iter().cloned().collect();
         // Every policy name is checked before anything runs: an unknown one fails the command

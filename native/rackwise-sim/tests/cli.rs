@@ -360,6 +360,33 @@ fn model_flags_reach_the_run_and_bad_values_are_refused_by_name() {
         "{}",
         stderr(&refused)
     );
+
+    // A core key without its prefix or misspelt would otherwise run as if it were not given.
+    for (given, meant) in [
+        (
+            "netsat.threshold=0.9",
+            "yarn.scheduler.rackwise.netsat.threshold",
+        ),
+        (
+            "yarn.scheduler.rackwise.netsat.treshold=0.9",
+            "yarn.scheduler.rackwise.netsat.threshold",
+        ),
+    ] {
+        let refused = run(&["--core-setting", given]);
+        assert_eq!(refused.status.code(), Some(1), "{given}");
+        assert!(
+            stderr(&refused).contains(&format!(
+                "--core-setting {given}: not a key the Rackwise core reads (did you mean {meant}?)"
+            )),
+            "{}",
+            stderr(&refused)
+        );
+    }
+    let per_rack = run(&[
+        "--core-setting",
+        "yarn.scheduler.rackwise.netsat.rack-uplink-mbps.rack1=500",
+    ]);
+    assert!(per_rack.status.success(), "{}", stderr(&per_rack));
 }
 
 /// `--seeds 1,2` runs each seed and ends with every policy's means over them; a core policy's

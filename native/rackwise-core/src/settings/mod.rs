@@ -17,16 +17,74 @@ use std::collections::BTreeMap;
 /// The known key closest to a misspelt `key`, when it is close enough to be the one meant: at
 /// most a third of its characters differ (a typo or two, a missing plural), not merely a key
 /// that shares the common prefix.
+/// A key given without the common prefix (`netsat.threshold`) is compared as if it had it.
 fn nearest_known_key<'k>(key: &str, known: &[&'k str]) -> Option<&'k str> {
+    let full = if key.starts_with(KEY_PREFIX) {
+        key.to_string()
+    } else {
+        format!("{KEY_PREFIX}{key}")
+    };
     known
         .iter()
-        .map(|candidate| (strsim::levenshtein(key, candidate), *candidate))
+        .map(|candidate| (strsim::levenshtein(&full, candidate), *candidate))
         .filter(|(distance, candidate)| {
             let suffix = candidate.strip_prefix(KEY_PREFIX).unwrap_or(candidate);
             *distance * 3 <= suffix.chars().count()
         })
         .min()
         .map(|(_, candidate)| candidate)
+}
+
+/// Every yarn-site key the core reads: its own and each policy's (per-rack uplink keys aside).
+fn known_keys(declarations: &[Declaration]) -> Vec<&'static str> {
+    CORE_KEYS
+        .iter()
+        .chain(declarations.iter().flat_map(|d| d.cluster_params))
+        .map(|p| p.name)
+        .collect()
+}
+
+/// The prefix of the per-rack uplink keys (`…netsat.rack-uplink-mbps.<rack>`).
+fn rack_uplink_prefix() -> String {
+    format!("{}.", cluster::RACK_UPLINK_MBPS)
+}
+
+/// A setting no Rackwise key declares, with the known key it most likely misspells.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UnknownSetting {
+    pub key: String,
+    pub value: String,
+    pub nearest: Option<&'static str>,
+}
+
+impl UnknownSetting {
+    /// " (did you mean …?)" when a known key is close enough, else nothing.
+    pub fn hint(&self) -> String {
+        self.nearest
+            .map(|near| format!(" (did you mean {near}?)"))
+            .unwrap_or_default()
+    }
+}
+
+/// The settings the core would not read under `declarations`. The RM passes every
+/// `yarn.scheduler.rackwise.*` key and the core warns about these, as Hadoop ignores unknown
+/// keys; a caller that names each setting on purpose (the simulator's `--core-setting`)
+/// refuses them instead.
+pub fn unknown_settings(
+    settings: &BTreeMap<String, String>,
+    declarations: &[Declaration],
+) -> Vec<UnknownSetting> {
+    let known = known_keys(declarations);
+    let rack_prefix = rack_uplink_prefix();
+    settings
+        .iter()
+        .filter(|(key, _)| !key.starts_with(&rack_prefix) && !known.contains(&key.as_str()))
+        .map(|(key, value)| UnknownSetting {
+            key: key.clone(),
+            value: value.clone(),
+            nearest: nearest_known_key(key, &known),
+        })
+        .collect()
 }
 
 /// Every validated setting the engine runs with.
@@ -78,12 +136,7 @@ impl Settings {
             .find(|p| p.name == cluster::RACK_UPLINK_MBPS)
             .expect("the rack uplink key is declared");
         let mut uplink_mbps = BTreeMap::new();
-        let rack_prefix = format!("{}.", uplink.name);
-        let known_keys: Vec<&str> = CORE_KEYS
-            .iter()
-            .chain(declarations.iter().flat_map(|d| d.cluster_params))
-            .map(|p| p.name)
-            .collect();
+        let rack_prefix = rack_uplink_prefix();
         for (key, raw) in keys {
             if let Some(rack) = key.strip_prefix(&rack_prefix) {
                 match uplink.parse(raw) {
@@ -97,15 +150,16 @@ impl Settings {
                         reason,
                     }),
                 }
-            } else if !known_keys.contains(&key.as_str()) {
-                log::warn!(
-                    "unknown setting {key}={raw} is ignored{}; Rackwise core keys are: {}",
-                    nearest_known_key(key, &known_keys)
-                        .map(|near| format!(" (did you mean {near}?)"))
-                        .unwrap_or_default(),
-                    known_keys.join(", ")
-                );
             }
+        }
+        for unknown in unknown_settings(keys, declarations) {
+            log::warn!(
+                "unknown setting {}={} is ignored{}; Rackwise core keys are: {}",
+                unknown.key,
+                unknown.value,
+                unknown.hint(),
+                known_keys(declarations).join(", ")
+            );
         }
 
         let queues =

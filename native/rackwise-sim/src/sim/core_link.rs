@@ -13,10 +13,12 @@ use crate::dp_workload::UserAccount;
 use rackwise_core::mapreduce;
 use rackwise_core::policy::dp::Dp;
 use rackwise_core::policy::shufflewatcher::ShuffleWatcher;
+use rackwise_core::policy::Registry;
 use rackwise_core::protocol::{
     AppId, Ask, AskMove, EngineConfig, Event, Locality, NodeOffer, OfferRequest, Priority,
     QueueSettings,
 };
+use rackwise_core::settings::unknown_settings;
 use rackwise_core::{CoreError, Engine};
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -96,6 +98,29 @@ pub fn core_engine(
     queue_extra: &BTreeMap<String, String>,
 ) -> Result<Engine, CoreError> {
     Engine::new(&core_config(policy, cluster, extra, queue_extra))
+}
+
+/// Refuses `--core-setting` keys the core would not read. The core only warns about them, as
+/// the RM passes it every `yarn.scheduler.rackwise.*` key of yarn-site; here each key was
+/// named on purpose, and a run that silently ignored one would be labelled with a setting it
+/// never had.
+pub fn check_core_settings(extra: &BTreeMap<String, String>) -> Result<(), String> {
+    let unknown = unknown_settings(extra, Registry::builtin().declarations());
+    if unknown.is_empty() {
+        return Ok(());
+    }
+    Err(unknown
+        .iter()
+        .map(|u| {
+            format!(
+                "--core-setting {}={}: not a key the Rackwise core reads{}",
+                u.key,
+                u.value,
+                u.hint()
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("; "))
 }
 
 /// A map ask's location table (hosts or racks) with the changes the core has not seen yet.

@@ -33,7 +33,7 @@ mod sampling;
 mod speculator;
 mod transfers;
 
-pub use core_link::{core_config, core_engine};
+pub use core_link::{check_core_settings, core_config, core_engine};
 pub use core_link::{netsat_label, NETSAT_SOURCE_KEY};
 pub use fair_scheduler::{
     HeartbeatAssignment, DELAY_LOCALITY_THRESHOLD_NODE, DELAY_LOCALITY_THRESHOLD_RACK, MAX_AM_SHARE,
