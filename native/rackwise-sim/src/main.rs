@@ -374,6 +374,19 @@ impl Setup {
         check_core_settings(&core_settings)?;
         let queue_settings: BTreeMap<String, String> =
             self.queue_settings.iter().cloned().collect();
+        // A baseline never calls the core, so its settings would only label the run.
+        let runs_the_core = self
+            .policies
+            .iter()
+            .any(|name| matches!(Policy::parse(name), Policy::Core(_)));
+        let has_settings = !core_settings.is_empty() || !queue_settings.is_empty();
+        if has_settings && !runs_the_core {
+            return Err(format!(
+                "--core-setting and --queue-setting configure the core's policies, and --policies \
+                 names only baselines ({}): they would change nothing",
+                self.policies.join(", ")
+            ));
+        }
         // Every policy name is checked before anything runs: an unknown one fails the command
         // with the core's own configuration error, naming the policy and the names it accepts.
         for name in &self.policies {

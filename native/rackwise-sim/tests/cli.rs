@@ -382,11 +382,22 @@ fn model_flags_reach_the_run_and_bad_values_are_refused_by_name() {
             stderr(&refused)
         );
     }
-    let per_rack = run(&[
-        "--core-setting",
-        "yarn.scheduler.rackwise.netsat.rack-uplink-mbps.rack1=500",
-    ]);
-    assert!(per_rack.status.success(), "{}", stderr(&per_rack));
+    // `run` names only the baseline `fair`, which never calls the core.
+    for setting in [
+        [
+            "--core-setting",
+            "yarn.scheduler.rackwise.netsat.threshold=0.9",
+        ],
+        ["--queue-setting", "rackWaitMs=5000"],
+    ] {
+        let refused = run(&setting);
+        assert_eq!(refused.status.code(), Some(1), "{setting:?}");
+        assert!(
+            stderr(&refused).contains("names only baselines (fair): they would change nothing"),
+            "{}",
+            stderr(&refused)
+        );
+    }
 }
 
 /// `--seeds 1,2` runs each seed and ends with every policy's means over them; a core policy's
