@@ -152,14 +152,17 @@ impl Settings {
                 }
             }
         }
-        for unknown in unknown_settings(keys, declarations) {
-            log::warn!(
-                "unknown setting {}={} is ignored{}; Rackwise core keys are: {}",
-                unknown.key,
-                unknown.value,
-                unknown.hint(),
-                known_keys(declarations).join(", ")
-            );
+        let unknown = unknown_settings(keys, declarations);
+        if !unknown.is_empty() {
+            let listed = known_keys(declarations).join(", ");
+            for unknown in unknown {
+                log::warn!(
+                    "unknown setting {}={} is ignored{}; Rackwise core keys are: {listed}",
+                    unknown.key,
+                    unknown.value,
+                    unknown.hint(),
+                );
+            }
         }
 
         let queues =
