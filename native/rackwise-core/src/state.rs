@@ -73,6 +73,8 @@ pub enum Observation {
         node: NodeId,
         rack: RackName,
         kind: TaskKind,
+        /// Where the container was placed relative to the task's data (as `TaskStarted` said).
+        locality: Locality,
         start_ms: u64,
         finish_ms: u64,
     },
@@ -122,6 +124,9 @@ pub struct Job {
     /// its name when it leaves.
     pub map_times: FinishedTasks,
     pub reduce_times: FinishedTasks,
+    /// Those of `map_times` that ran node-local: what a map of the job takes without reading
+    /// its split over the network (NAS's map wait follows how much longer the others took).
+    pub node_local_map_times: FinishedTasks,
 }
 
 /// Finished tasks of one kind: how many and their total time.
@@ -160,6 +165,7 @@ impl Job {
             reduces_by_rack: BTreeMap::new(),
             map_times: FinishedTasks::default(),
             reduce_times: FinishedTasks::default(),
+            node_local_map_times: FinishedTasks::default(),
         }
     }
 
@@ -776,6 +782,9 @@ impl ClusterState {
                             .or_insert(0) += 1;
                         job.finished_maps += 1;
                         job.map_times.add(took_ms);
+                        if finished.locality == Locality::NodeLocal {
+                            job.node_local_map_times.add(took_ms);
+                        }
                     }
                     TaskKind::Reduce => {
                         job.finished_reduces += 1;
@@ -788,6 +797,7 @@ impl ClusterState {
                     node: finished.node,
                     rack: finished.rack,
                     kind: finished.kind,
+                    locality: finished.locality,
                     start_ms: finished.start_ms,
                     finish_ms: time_ms,
                 });

@@ -206,6 +206,73 @@ fn nas_mts_skips_a_user_until_the_wait_then_takes_qualified_maps_by_category_and
     );
 }
 
+/// A map of `app` that ran on its data for `local_ms`, then one that started as it finished
+/// and ran off its data for `remote_ms`.
+fn maps_that_took(env: &mut TestEnv, app: &str, local_ms: u64, remote_ms: u64) {
+    let local = env.run(app, MAP, 1, 2, Locality::NodeLocal);
+    env.now_ms += local_ms;
+    env.finish(app, local);
+    let remote = env.run(app, MAP, 2, 2, Locality::OffSwitch);
+    env.now_ms += remote_ms;
+    env.finish(app, remote);
+}
+
+#[test]
+fn nas_mts_waits_as_long_as_maps_off_their_data_lately_took_longer_than_data_local_ones() {
+    // A job's data-local map took 10 s and its map placed off its data 40 s: a user with no
+    // data-local map on the offer is skipped for the 30 s that cost (read-cost, the default),
+    // or for maxWaitMs (fixed, the paper).
+    for (map_wait, relaxed_after_ms) in [(None, 30_000), (Some("fixed"), 5_000)] {
+        let elements: Vec<(&str, &str)> = map_wait.map(|w| ("mapWait", w)).into_iter().collect();
+        let mut env = TestEnv::nas(2, 2, &[(TRAFFIC_THRESHOLD_MB, "1000")], &elements);
+        env.submit("earlier", "root.nas", 1, &[]);
+        maps_that_took(&mut env, "earlier", 10_000, 40_000);
+        env.submit("waiting", "root.nas", 2, &[]);
+        env.asks("waiting", &[(MAP, 1, &[(2, 1)])]);
+        let start = env.now_ms;
+        for offset in [0, relaxed_after_ms - 1] {
+            env.now_ms = start + offset;
+            let skipped = env.offer(1, 1);
+            assert_eq!(
+                ranking(&skipped, "root.nas"),
+                Vec::<String>::new(),
+                "{map_wait:?}"
+            );
+        }
+        assert_eq!(env.nas_memory().read_penalty_ms(), Some(30_000.0));
+        env.now_ms = start + relaxed_after_ms;
+        assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["waiting:20:any"]);
+    }
+}
+
+#[test]
+fn nas_read_cost_is_a_moving_mean_and_never_shortens_the_wait_below_max_wait() {
+    let mut env = TestEnv::nas(2, 2, &[(TRAFFIC_THRESHOLD_MB, "1000")], &[]);
+    env.submit("earlier", "root.nas", 1, &[]);
+    maps_that_took(&mut env, "earlier", 10_000, 40_000);
+    // The job's data-local map took 10 s; this one off its data took 130 s, 120 s more: the
+    // mean moves a twentieth of the way, from 30 s to 34.5 s.
+    let remote = env.run("earlier", MAP, 2, 1, Locality::RackLocal);
+    env.now_ms += 130_000;
+    env.finish("earlier", remote);
+    env.offer(1, 1);
+    let penalty = env.nas_memory().read_penalty_ms().expect("learned");
+    assert!((penalty - 34_500.0).abs() < 1e-6, "{penalty}");
+
+    // Maps off their data that were faster than the job's data-local ones (an idle remote
+    // link, a busy local disk) drive the mean below maxWaitMs: the wait stays 5 s.
+    let mut env = TestEnv::nas(2, 2, &[(TRAFFIC_THRESHOLD_MB, "1000")], &[]);
+    env.submit("earlier", "root.nas", 1, &[]);
+    maps_that_took(&mut env, "earlier", 10_000, 8_000);
+    env.submit("waiting", "root.nas", 2, &[]);
+    env.asks("waiting", &[(MAP, 1, &[(2, 1)])]);
+    let start = env.now_ms;
+    assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
+    assert_eq!(env.nas_memory().read_penalty_ms(), Some(-2_000.0));
+    env.now_ms = start + 5_000;
+    assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["waiting:20:any"]);
+}
+
 #[test]
 fn nas_mts_with_nothing_qualified_takes_the_local_map_exceeding_least_then_the_smallest() {
     let mut env = TestEnv::nas(

@@ -121,6 +121,7 @@ fn tasks_start_and_finish_with_their_node_rack_kind_and_times() {
             node: NodeId("n1:1".into()),
             rack: RackName("/r1".into()),
             kind: TaskKind::Map,
+            locality: Locality::NodeLocal,
             start_ms: 1_000,
             finish_ms: 4_500,
         }]

@@ -34,6 +34,15 @@
 //!   `maxSkips` offers as in its simulation. The core plans every steered queue on every offer
 //!   without knowing which queue FairScheduler will visit, so a skip is counted per offer on
 //!   which MTS (CR-RTS) declines the queue; the wait is the robust default for that reason.
+//! * MTS's wait follows what giving up costs (`mapWait=read-cost`): a user waits for a
+//!   data-local map as long as maps placed off their data have lately taken longer than their
+//!   job's data-local maps (a moving mean over the cluster's finished maps), never less than
+//!   `maxWaitMs`. Waiting no longer than the loss it avoids is the ski-rental rule, so a user
+//!   never loses more than twice what the best wait would have cost it. The paper's 5 s was a
+//!   remote read on its cluster; where the links are loaded a read takes far longer
+//!   (measured: docs/simulator.md, "NAS's map wait and what a remote read costs"). Until a
+//!   map placed off its data finished (after a restart, too) the wait is `maxWaitMs`.
+//!   CR-RTS's reduce wait stays `maxWaitMs`.
 //!   The map skips of a queue reset when it gets a node-local map (the paper's line 4; like
 //!   delay scheduling, a relaxed user keeps relaxing until then), the reduce skips when the
 //!   queue is planned on an uncongested rack (so a congestion episode costs the user one wait,
@@ -100,6 +109,12 @@ const MAX_SKIPS: &str = "maxSkips";
 const REDUCE_RACK_WAIT_MS: &str = "reduceRackWaitMs";
 const KIND_ORDER: &str = "kindOrder";
 const CONGESTION_RESPONSE: &str = "congestionResponse";
+const MAP_WAIT: &str = "mapWait";
+
+/// Weight of the newest sample in the moving mean of what a map placed off its data cost: about
+/// the last 20 such maps, so one slow map does not set the wait and a change of load shows
+/// within minutes at saturation, where such maps finish every few seconds.
+const READ_PENALTY_WEIGHT: f64 = 0.05;
 
 /// The `<rackwise>` elements of a `nas` queue.
 const QUEUE_PARAMS: &[Param] = &[
@@ -129,7 +144,18 @@ const QUEUE_PARAMS: &[Param] = &[
         5_000.0,
         (0.0, false),
         3_600_000.0,
-        "how long MTS and CR-RTS may skip a user before relaxing their preference",
+        "how long CR-RTS, and at least how long MTS (see mapWait), may skip a user before \
+         relaxing their preference",
+    ),
+    Param::word(
+        MAP_WAIT,
+        // Measured (docs/simulator.md, "NAS's map wait and what a remote read costs"): FB-2010
+        // at X = 16 and 24, both draws and both input layouts, six seeds each.
+        "read-cost",
+        &["fixed", "read-cost"],
+        "fixed: MTS skips a user for maxWaitMs, as the paper does; read-cost: for as long as \
+         maps placed off their data lately took longer than their job's data-local maps, and \
+         at least maxWaitMs",
     ),
     Param::whole(
         MAX_SKIPS,
@@ -215,10 +241,14 @@ pub struct Params {
     pub heavy_above_bytes: f64,
     /// A job whose input is below this is a small-input job (paper: 10 MB).
     pub small_input_below_bytes: f64,
-    /// How long MTS and CR-RTS may skip a user before relaxing (paper, real cluster: 5 s).
+    /// How long CR-RTS, and at least how long MTS, may skip a user before relaxing (paper, real
+    /// cluster: 5 s).
     pub max_wait_ms: u64,
     /// When > 0, skip this many offers instead of waiting `max_wait_ms` (paper's D^m = D^r).
     pub max_skips: u32,
+    /// Whether MTS's wait follows what a map placed off its data lately cost (else it is
+    /// `max_wait_ms`).
+    pub map_wait_follows_reads: bool,
     /// How long a job's reduces may be held off racks where it reached its ReduceNum.
     pub reduce_rack_wait_ms: u64,
     /// Whether FairScheduler's app order, not NAS's ranking, decides between the user's jobs.
@@ -236,6 +266,7 @@ impl Params {
             small_input_below_bytes: values.number(SMALL_INPUT_MB) * MIB,
             max_wait_ms: values.number(MAX_WAIT_MS) as u64,
             max_skips: values.number(MAX_SKIPS) as u32,
+            map_wait_follows_reads: values.word(MAP_WAIT) == "read-cost",
             reduce_rack_wait_ms: values.number(REDUCE_RACK_WAIT_MS) as u64,
             jobs_by_app_order: values.word(KIND_ORDER) == "apps",
             respond_while_a_rack_is_free: values.word(CONGESTION_RESPONSE)
@@ -299,6 +330,9 @@ pub struct Nas {
     /// Jobs whose reduces CA-RTS's ReduceNum is holding off a rack: since when, counted from
     /// the first hold after the job's last reduce start.
     reduce_holds: BTreeMap<AppId, u64>,
+    /// The moving mean of how much longer a map placed off its data took than its job's
+    /// data-local maps (ms), once one has finished: what MTS's wait avoids.
+    read_penalty_ms: Option<f64>,
     /// Steered jobs whose splits are on no node or rack of the cluster, so the log says once
     /// that their maps are not waited for.
     without_locality: BTreeSet<AppId>,
@@ -503,6 +537,29 @@ impl Nas {
                     _ => {}
                 }
             }
+            Observation::TaskFinished {
+                app,
+                kind: TaskKind::Map,
+                locality,
+                start_ms,
+                finish_ms,
+                ..
+            } if *locality != Locality::NodeLocal => {
+                // Against the same job's data-local maps: its maps read the same split size
+                // and run the same code, so the difference is the read.
+                let Some(local_ms) = state
+                    .apps
+                    .get(app)
+                    .and_then(|known| known.job.node_local_map_times.mean_ms())
+                else {
+                    return;
+                };
+                let sample = finish_ms.saturating_sub(*start_ms) as f64 - local_ms;
+                self.read_penalty_ms = Some(match self.read_penalty_ms {
+                    Some(mean) => READ_PENALTY_WEIGHT * sample + (1.0 - READ_PENALTY_WEIGHT) * mean,
+                    None => sample,
+                });
+            }
             Observation::AppRemoved { app } => {
                 self.delayed_reduces.remove(app);
                 self.reduce_holds.remove(app);
@@ -603,6 +660,12 @@ impl Nas {
         self.threshold
     }
 
+    /// The moving mean of how much longer maps placed off their data took than their jobs'
+    /// data-local maps, in ms, once one has finished.
+    pub fn read_penalty_ms(&self) -> Option<f64> {
+        self.read_penalty_ms
+    }
+
     /// MTS skips counted against `queue` in its current wait.
     pub fn map_skips(&self, queue: &str) -> u32 {
         self.skips
@@ -686,12 +749,13 @@ fn relaxed_else_skip(
     skips: &mut Option<Skips>,
     queue: &str,
     params: &Params,
+    wait_ms: u64,
     now_ms: u64,
     what: &str,
     skipped: bool,
 ) -> bool {
     let Some(state) = skips else {
-        let reached = params.max_skips == 0 && params.max_wait_ms == 0;
+        let reached = params.max_skips == 0 && wait_ms == 0;
         if !reached && skipped {
             *skips = Some(Skips {
                 count: 1,
@@ -701,7 +765,7 @@ fn relaxed_else_skip(
         }
         return reached;
     };
-    let reached = wait_over(&Some(*state), params, now_ms);
+    let reached = wait_over(&Some(*state), params, wait_ms, now_ms);
     if reached && !state.relaxed {
         let waited_ms = now_ms.saturating_sub(state.since_ms);
         state.relaxed = true;
@@ -716,16 +780,27 @@ fn relaxed_else_skip(
     reached
 }
 
-/// Whether `skips` reached the bound (without counting a skip): a wait that has not started has
-/// not ended.
-fn wait_over(skips: &Option<Skips>, params: &Params, now_ms: u64) -> bool {
+/// Whether `skips` reached the bound, `max_skips` skips or else `wait_ms` (without counting a
+/// skip): a wait that has not started has not ended.
+fn wait_over(skips: &Option<Skips>, params: &Params, wait_ms: u64, now_ms: u64) -> bool {
     skips.as_ref().is_some_and(|state| {
         if params.max_skips > 0 {
             state.count >= params.max_skips
         } else {
-            now_ms.saturating_sub(state.since_ms) >= params.max_wait_ms
+            now_ms.saturating_sub(state.since_ms) >= wait_ms
         }
     })
+}
+
+/// How long MTS skips a user: `maxWaitMs`, or with `mapWait=read-cost` what a map placed off
+/// its data lately cost if that is longer.
+fn map_wait_ms(params: &Params, read_penalty_ms: Option<f64>) -> u64 {
+    match read_penalty_ms {
+        Some(penalty) if params.map_wait_follows_reads => {
+            params.max_wait_ms.max(penalty.max(0.0) as u64)
+        }
+        _ => params.max_wait_ms,
+    }
 }
 
 /// A map ask of a job, as MTS sees it on this offer.
@@ -828,7 +903,8 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
         reduce_skips = None;
     }
     let other_work = entries.len() > ranked;
-    mts(turn, &mut map_skips, other_work, entries);
+    let map_wait = map_wait_ms(turn.params, nas.read_penalty_ms);
+    mts(turn, &mut map_skips, map_wait, other_work, entries);
     nas.keep_skips(turn.queue, map_skips, reduce_skips);
     // Re-run maps, then reduces, then maps: MapReduce's priorities (see the module notes).
     entries[ranked..].sort_by_key(
@@ -840,9 +916,15 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
     );
 }
 
-/// Algorithm 2 for one user, with its map skips. `other_work` says whether the user already
-/// has reduces ranked on this offer.
-fn mts(turn: &UserTurn, skips: &mut Option<Skips>, other_work: bool, out: &mut Vec<PlanEntry>) {
+/// Algorithm 2 for one user, with its map skips and how long they may last. `other_work` says
+/// whether the user already has reduces ranked on this offer.
+fn mts(
+    turn: &UserTurn,
+    skips: &mut Option<Skips>,
+    wait_ms: u64,
+    other_work: bool,
+    out: &mut Vec<PlanEntry>,
+) {
     let UserTurn {
         candidates,
         queue,
@@ -883,13 +965,13 @@ fn mts(turn: &UserTurn, skips: &mut Option<Skips>, other_work: bool, out: &mut V
     let is_held = |task: &MapTask| classify(&task.prediction, params) != Class::Light;
     let held = congested
         && (other_work || all_tasks().any(|t| !is_held(&t)))
-        && !wait_over(skips, params, offer.now_ms);
+        && !wait_over(skips, params, wait_ms, offer.now_ms);
     let tasks = || all_tasks().filter(move |t| !(held && is_held(t)));
     let mut walked = tasks().peekable();
     if walked.peek().is_none() {
         // Nothing to run (or only held maps, whose hold the wait bounds).
         if held && all_tasks().next().is_some() {
-            relaxed_else_skip(skips, queue, params, offer.now_ms, "map", true);
+            relaxed_else_skip(skips, queue, params, wait_ms, offer.now_ms, "map", true);
         } else {
             *skips = None;
         }
@@ -934,7 +1016,7 @@ fn mts(turn: &UserTurn, skips: &mut Option<Skips>, other_work: bool, out: &mut V
         return;
     }
     // Lines 5–6 and 17–18: skip the user until its bound.
-    if !relaxed_else_skip(skips, queue, params, offer.now_ms, "map", true) {
+    if !relaxed_else_skip(skips, queue, params, wait_ms, offer.now_ms, "map", true) {
         return;
     }
     // Lines 7–12: a qualified map by category, MapCost, then closeness to the space. Most
@@ -1093,6 +1175,7 @@ fn cr_rts(
         skips,
         queue,
         params,
+        params.max_wait_ms,
         offer.now_ms,
         "congested-reduce",
         !has_light,
