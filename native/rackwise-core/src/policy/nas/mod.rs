@@ -34,6 +34,10 @@
 //!   `maxSkips` offers as in its simulation. The core plans every steered queue on every offer
 //!   without knowing which queue FairScheduler will visit, so a skip is counted per offer on
 //!   which MTS (CR-RTS) declines the queue; the wait is the robust default for that reason.
+//!   The map skips of a queue reset when it gets a node-local map (the paper's line 4; like
+//!   delay scheduling, a relaxed user keeps relaxing until then), the reduce skips when the
+//!   queue is planned on an uncongested rack (so a congestion episode costs the user one wait,
+//!   not one per heavy reduce).
 //! * MTS's wait follows what giving up costs (`mapWait=read-cost`): a user waits for a
 //!   data-local map as long as maps placed off their data have lately taken longer than their
 //!   job's data-local maps (a moving mean over the cluster's finished maps), never less than
@@ -43,10 +47,6 @@
 //!   (measured: docs/simulator.md, "NAS's map wait and what a remote read costs"). Until a
 //!   map placed off its data finished (after a restart, too) the wait is `maxWaitMs`.
 //!   CR-RTS's reduce wait stays `maxWaitMs`.
-//!   The map skips of a queue reset when it gets a node-local map (the paper's line 4; like
-//!   delay scheduling, a relaxed user keeps relaxing until then), the reduce skips when the
-//!   queue is planned on an uncongested rack (so a congestion episode costs the user one wait,
-//!   not one per heavy reduce).
 //! * MTS's hold on heavy and medium maps of a congested rack is conditional and bounded: it
 //!   applies only while the user has other work to place on the offer and within the user's
 //!   map wait. Unbounded, it left containers idle on a saturated cluster, where every rack is
