@@ -41,8 +41,9 @@
 //! * MTS's wait follows what giving up costs (`mapWait=read-cost`): a user waits for a
 //!   data-local map as long as maps placed off their data have lately taken longer than their
 //!   job's data-local maps (a moving mean over the cluster's finished maps), never less than
-//!   `maxWaitMs`. Waiting no longer than the loss it avoids is the ski-rental rule, so a user
-//!   never loses more than twice what the best wait would have cost it. The paper's 5 s was a
+//!   `maxWaitMs`. Waiting no longer than the loss it avoids is the ski-rental rule: if a read
+//!   costs what the mean says, a user loses at most twice what the best wait would have cost
+//!   it. The paper's 5 s was a
 //!   remote read on its cluster; where the links are loaded a read takes far longer
 //!   (measured: docs/simulator.md, "NAS's map wait and what a remote read costs"). Until a
 //!   map placed off its data finished (after a restart, too) the wait is `maxWaitMs`.
