@@ -43,10 +43,10 @@
 //!   job's data-local maps (a moving mean over the cluster's finished maps), never less than
 //!   `maxWaitMs`. Waiting no longer than the loss it avoids is the ski-rental rule: if a read
 //!   costs what the mean says, a user loses at most twice what the best wait would have cost
-//!   it. The paper's 5 s was a
-//!   remote read on its cluster; where the links are loaded a read takes far longer
-//!   (measured: docs/simulator.md, "NAS's map wait and what a remote read costs"). Until a
-//!   map placed off its data finished (after a restart, too) the wait is `maxWaitMs`.
+//!   it. The paper's 5 s was a remote read on its cluster; where the links are loaded a read
+//!   takes far longer (measured: docs/simulator.md, "NAS's map wait and what a remote read
+//!   costs"). Until a map placed off its data finished (after a restart, too) the wait is
+//!   `maxWaitMs`.
 //!   CR-RTS's reduce wait stays `maxWaitMs`.
 //! * MTS's hold on heavy and medium maps of a congested rack is conditional and bounded: it
 //!   applies only while the user has other work to place on the offer and within the user's
