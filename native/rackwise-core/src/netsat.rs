@@ -19,7 +19,7 @@
 use crate::mapreduce::TaskKind;
 use crate::protocol::{AppId, Locality, RackName};
 use crate::settings::{LoadSource, Settings};
-use crate::state::{App, ClusterState, MeasuredLoad};
+use crate::state::{moving_mean, App, ClusterState, MeasuredLoad};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Estimated cross-rack traffic of one rack, in Mbit/s each way.
@@ -203,11 +203,11 @@ impl NetSat {
                 let load = traffic.get(rack).copied().unwrap_or_default();
                 load.inbound_mbps.max(load.outbound_mbps) / settings.netsat.uplink_mbps(rack)
             });
-            let alpha = settings.netsat.smoothing;
-            let smoothed = match self.smoothed.get(rack) {
-                Some(previous) => alpha * raw + (1.0 - alpha) * previous,
-                None => raw,
-            };
+            let smoothed = moving_mean(
+                self.smoothed.get(rack).copied(),
+                raw,
+                settings.netsat.smoothing,
+            );
             if smoothed <= settings.netsat.threshold {
                 self.unsaturated_racks += 1;
             }

@@ -129,6 +129,15 @@ pub struct Job {
     pub node_local_map_times: FinishedTasks,
 }
 
+/// An exponentially weighted moving mean: `sample` weighted `weight` against the mean so far,
+/// or the sample itself before there is one (NetSat's rack loads, NAS's cost of a remote read).
+pub fn moving_mean(mean: Option<f64>, sample: f64, weight: f64) -> f64 {
+    match mean {
+        Some(previous) => weight * sample + (1.0 - weight) * previous,
+        None => sample,
+    }
+}
+
 /// Finished tasks of one kind: how many and their total time.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct FinishedTasks {

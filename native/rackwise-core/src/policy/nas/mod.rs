@@ -46,8 +46,7 @@
 //!   it. The paper's 5 s was a remote read on its cluster; where the links are loaded a read
 //!   takes far longer (measured: docs/simulator.md, "NAS's map wait and what a remote read
 //!   costs"). Until a map placed off its data finished (after a restart, too) the wait is
-//!   `maxWaitMs`.
-//!   CR-RTS's reduce wait stays `maxWaitMs`.
+//!   `maxWaitMs`. CR-RTS's reduce wait stays `maxWaitMs`.
 //! * MTS's hold on heavy and medium maps of a congested rack is conditional and bounded: it
 //!   applies only while the user has other work to place on the offer and within the user's
 //!   map wait. Unbounded, it left containers idle on a saturated cluster, where every rack is
@@ -96,7 +95,7 @@ use crate::policy::{
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Ask, Locality, PlanEntry, RackName, Resources};
 use crate::settings::{Declaration, Param, ParamProblem, ParamValues, Settings};
-use crate::state::{App, ClusterState, Node, Observation};
+use crate::state::{moving_mean, App, ClusterState, Node, Observation};
 use std::cell::OnceCell;
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
@@ -556,10 +555,11 @@ impl Nas {
                     return;
                 };
                 let sample = finish_ms.saturating_sub(*start_ms) as f64 - local_ms;
-                self.read_penalty_ms = Some(match self.read_penalty_ms {
-                    Some(mean) => READ_PENALTY_WEIGHT * sample + (1.0 - READ_PENALTY_WEIGHT) * mean,
-                    None => sample,
-                });
+                self.read_penalty_ms = Some(moving_mean(
+                    self.read_penalty_ms,
+                    sample,
+                    READ_PENALTY_WEIGHT,
+                ));
             }
             Observation::AppRemoved { app } => {
                 self.delayed_reduces.remove(app);
