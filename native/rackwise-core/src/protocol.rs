@@ -461,8 +461,8 @@ pub struct QueuePlan {
     /// fair share, FIFO or DRF) decides which app places: each steered app FairScheduler
     /// offers the node to places at the first of its own entries it can satisfy, or is vetoed
     /// when it has none. When false the core's order decides: only the queue's head entry
-    /// places (always on an offer where the starvation guard lifts one of the queue's apps,
-    /// which then goes first).
+    /// places (ShuffleWatcher's plan is in the core's order on an offer where the starvation
+    /// guard lifts one of the queue's apps, which then goes first).
     #[serde(default)]
     pub scheduler_orders_apps: bool,
 }

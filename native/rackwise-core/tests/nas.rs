@@ -868,6 +868,60 @@ fn nas_kind_order_apps_lets_fairscheduler_choose_past_mts_closest_fit() {
     );
 }
 
+/// On an offer where the starvation guard lifts an app, FairScheduler's order still decides
+/// between the user's jobs (`kindOrder=apps`): the guard loosens the lifted job's locality, and
+/// the job that got a container lately still places its data-local map if it is offered the
+/// node first. With `kindOrder=priority` the lifted job goes first and the other is vetoed.
+#[test]
+fn nas_keeps_fairschedulers_order_between_a_users_jobs_on_the_guards_offers() {
+    for (kind_order, fresh_placed) in [
+        (
+            None,
+            Placement::Place {
+                priority: Priority(MAP),
+                cap: Locality::NodeLocal,
+            },
+        ),
+        (Some(PAPER_ORDER.1), Placement::Vetoed),
+    ] {
+        let queue_settings: Vec<_> = kind_order
+            .map(|order| ("kindOrder", order))
+            .into_iter()
+            .collect();
+        let mut env = TestEnv::nas(2, 2, &[(TRAFFIC_THRESHOLD_MB, "1000")], &queue_settings);
+        env.submit("lifted", "root.nas", 1, &[]);
+        env.asks("lifted", &[(MAP, 1, &[(2, 1)])]);
+        env.submit("fresh", "root.nas", 2, &[]);
+        env.asks("fresh", &[(MAP, 2, &[(1, 1)])]);
+        assert!(env.offer(1, 1).diagnostics.starved.is_empty());
+        // Past the 30 s guard the lifted job has had no container; the fresh one just got one.
+        env.now_ms += 30_001;
+        env.run("fresh", MAP, 1, 1, Locality::NodeLocal);
+        let response = env.offer(1, 1);
+        assert_eq!(response.diagnostics.starved, [AppId("lifted".into())]);
+        let plan = queue_plan(&response, "root.nas").expect("planned");
+        assert_eq!(
+            plan.scheduler_orders_apps,
+            kind_order.is_none(),
+            "{kind_order:?}"
+        );
+        assert_eq!(ranking(&response, "root.nas")[0], "lifted:20:any");
+        assert_eq!(
+            placement_of(&response, "root.nas", "lifted"),
+            Placement::Place {
+                priority: Priority(MAP),
+                cap: Locality::OffSwitch,
+            },
+            "{kind_order:?}"
+        );
+        assert_eq!(
+            placement_of(&response, "root.nas", "fresh"),
+            fresh_placed,
+            "{kind_order:?}"
+        );
+    }
+}
+
 /// With `kindOrder=priority` every reduce of the user goes before its maps, whichever job runs
 /// more.
 #[test]

@@ -56,7 +56,10 @@ pub trait Policy: AsAny + Send {
     /// Whether FairScheduler's own order between the queue's apps (its leaf queue's policy)
     /// decides which app places on this offer (`QueuePlan::scheduler_orders_apps`): the
     /// policy's entries then say what each app may run and in what order within the app, and
-    /// their order across apps is not read. False: the core's order across apps decides.
+    /// their order across apps is not read. False: the core's order across apps decides, and
+    /// on an offer where the starvation guard lifts one of the queue's apps (`Turn::starved`)
+    /// the lifted apps go first; with FairScheduler's order the guard only loosens their
+    /// locality.
     fn scheduler_orders_apps(&self, _turn: &Turn) -> bool {
         false
     }
@@ -326,12 +329,7 @@ impl Registry {
                 starved: !entries.is_empty(),
             };
             policy.rank(&turn, &mut entries);
-            // The starvation guard puts a lifted app first in its queue, ahead of whichever app
-            // FairScheduler would offer the node to first: on that offer the plan's order
-            // decides. Without it the guard only loosens the app's locality, and ShuffleWatcher
-            // on the mix loses 9 % (docs/simulator.md, "FairScheduler's own order between a
-            // queue's apps").
-            let scheduler_orders_apps = policy.scheduler_orders_apps(&turn) && !turn.starved;
+            let scheduler_orders_apps = policy.scheduler_orders_apps(&turn);
             let mut steered: Vec<AppId> = candidates.iter().map(|c| c.id.clone()).collect();
             if !entries.is_empty() {
                 for id in policy.held_starts(&turn) {

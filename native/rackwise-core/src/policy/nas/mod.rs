@@ -727,7 +727,10 @@ impl Policy for Nas {
 
     /// `kindOrder=apps`: ranked across the user's jobs, MTS's closest fit and CA-RTS's
     /// categories served some jobs again and again while others waited for the starvation
-    /// guard (docs/simulator.md, "NAS between a user's jobs").
+    /// guard (docs/simulator.md, "NAS between a user's jobs"). On an offer where the guard
+    /// lifts an app too: it only loosens the lifted apps' locality, and FairScheduler's order
+    /// decides which app goes first (docs/simulator.md, "NAS's order on the starvation
+    /// guard's offers").
     fn scheduler_orders_apps(&self, turn: &Turn) -> bool {
         turn.params.typed(Params::of).jobs_by_app_order
     }
