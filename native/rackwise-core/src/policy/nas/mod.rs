@@ -75,6 +75,10 @@
 //!   (docs/simulator.md, "What NAS's holds cost" and "NAS between a user's jobs"), it raised
 //!   throughput and moved no bytes; `kindOrder=priority` keeps NAS's ranking across all the
 //!   user's jobs, with MapReduce's priorities across them (every reduce before any map).
+//!   FairScheduler's order holds on the starvation guard's offers too, where the guard only
+//!   loosens the lifted apps' locality: on FB-2009 the guard lifts an app on most offers, and
+//!   putting the lifted apps first there cost 2.6–3.1 % (docs/simulator.md, "NAS's order on
+//!   the starvation guard's offers").
 //! * The paper's CA-RTS only orders reduces; on a saturated cluster a user seldom has two
 //!   reduce jobs to order, so its one job's reduce took the first container offered, wherever
 //!   the output was (docs/simulator.md, "NAS's reduces on the racks of their output"). The
