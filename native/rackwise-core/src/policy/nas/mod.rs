@@ -77,7 +77,7 @@
 //!   user's jobs, with MapReduce's priorities across them (every reduce before any map).
 //!   FairScheduler's order holds on the starvation guard's offers too, where the guard only
 //!   loosens the lifted apps' locality: on FB-2009 the guard lifts an app on most offers, and
-//!   putting the lifted apps first there cost 2.6–3.1 % (docs/simulator.md, "NAS's order on
+//!   putting the lifted apps first there cost 0.8–3.1 % (docs/simulator.md, "NAS's order on
 //!   the starvation guard's offers").
 //! * The paper's CA-RTS only orders reduces; on a saturated cluster a user seldom has two
 //!   reduce jobs to order, so its one job's reduce took the first container offered, wherever
