@@ -766,12 +766,22 @@ fn nas_keeps_mapreduce_order_between_kinds_rerun_maps_then_reduces_then_maps() {
     );
 }
 
+/// The queue settings that give NAS's queue `kind_order` (`None`: the default), after `base`.
+fn with_kind_order<'a>(
+    base: &[(&'a str, &'a str)],
+    kind_order: Option<&'a str>,
+) -> Vec<(&'a str, &'a str)> {
+    base.iter()
+        .copied()
+        .chain(kind_order.map(|order| (PAPER_ORDER.0, order)))
+        .collect()
+}
+
 /// A user with a job running three reduces and asking for one more, and a second job running
 /// nothing that asks for a map local to node 1; the queue's `kindOrder` as given (`None`: the
 /// default).
 fn busy_reducer_beside_a_fresh_mapper(kind_order: Option<&str>) -> TestEnv {
-    let mut queue_settings = vec![("maxWaitMs", "0")];
-    queue_settings.extend(kind_order.map(|order| ("kindOrder", order)));
+    let queue_settings = with_kind_order(&[("maxWaitMs", "0")], kind_order);
     let mut env = TestEnv::nas(2, 1, &[(TRAFFIC_THRESHOLD_MB, "1000")], &queue_settings);
     env.submit("busy", "root.nas", 1, &[]);
     for _ in 0..3 {
@@ -830,10 +840,7 @@ fn nas_kind_order_apps_lets_fairscheduler_choose_between_a_users_reduces_and_map
 /// predicted output fits the node's 100 MiB shuffle space: (name, maps running elsewhere,
 /// predicted MiB per map). The queue's `kindOrder` as given (`None`: the default).
 fn two_mappers(kind_order: Option<&str>, jobs: [(&str, u32, f64); 2]) -> TestEnv {
-    let queue_settings: Vec<_> = kind_order
-        .map(|order| ("kindOrder", order))
-        .into_iter()
-        .collect();
+    let queue_settings = with_kind_order(&[], kind_order);
     let mut env = TestEnv::nas(
         2,
         2,
@@ -884,10 +891,7 @@ fn nas_keeps_fairschedulers_order_between_a_users_jobs_on_the_guards_offers() {
         ),
         (Some(PAPER_ORDER.1), Placement::Vetoed),
     ] {
-        let queue_settings: Vec<_> = kind_order
-            .map(|order| ("kindOrder", order))
-            .into_iter()
-            .collect();
+        let queue_settings = with_kind_order(&[], kind_order);
         let mut env = TestEnv::nas(2, 2, &[(TRAFFIC_THRESHOLD_MB, "1000")], &queue_settings);
         env.submit("lifted", "root.nas", 1, &[]);
         env.asks("lifted", &[(MAP, 1, &[(2, 1)])]);
