@@ -328,9 +328,10 @@ fn nas_mts_skip_count_variant_relaxes_after_max_skips_and_a_node_local_map_reset
     );
     env.submit("j", "root.nas", 1, &[]);
     env.asks("j", &[(MAP, 4, &[(2, 1)])]);
+    let j = AppId("j".into());
     for skips in 1..=3 {
         assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
-        assert_eq!(env.nas_memory().map_skips("root.nas"), skips);
+        assert_eq!(env.nas_memory().job_map_skips(&j), skips);
     }
     // D^m skips done: the user is served, and stays relaxed until it gets a node-local map.
     for _ in 0..2 {
@@ -339,16 +340,17 @@ fn nas_mts_skip_count_variant_relaxes_after_max_skips_and_a_node_local_map_reset
     env.run("j", MAP, 2, 1, Locality::NodeLocal);
     env.asks("j", &[(MAP, 3, &[(2, 1)])]);
     assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
-    assert_eq!(env.nas_memory().map_skips("root.nas"), 1);
+    assert_eq!(env.nas_memory().job_map_skips(&j), 1);
 }
 
 #[test]
 fn nas_forgets_the_skips_of_a_queue_an_offer_does_not_plan_and_keeps_the_others() {
+    // The paper's order: one wait per user.
     let mut env = TestEnv::nas(
         2,
         1,
         &[(TRAFFIC_THRESHOLD_MB, "1000")],
-        &[("maxSkips", "10")],
+        &[("maxSkips", "10"), PAPER_ORDER],
     );
     let users = ["a", "b", "c"];
     for (i, user) in users.iter().enumerate() {
@@ -696,9 +698,10 @@ fn nas_congested_rack_does_not_hold_heavy_maps_when_the_user_has_nothing_else_to
 
 #[test]
 fn nas_congested_rack_hold_on_heavy_maps_ends_with_the_users_map_wait() {
-    // The light job's only map is not local to the offered node: the user is skipped, with the
-    // heavy job's local map held, until the map wait (5 s) ends; then the hold ends too and the
-    // heavy job's data-local map goes first, as on an uncongested rack.
+    // The light job's only map is not local to the offered node: it waits for its own data,
+    // and the heavy job's local map is held, until the map wait (5 s) ends; then the hold ends
+    // too and the heavy job's data-local map is ranked, as on an uncongested rack, beside the
+    // light job's map, whose wait has ended (FairScheduler picks between the jobs).
     let mut settings = FEED.to_vec();
     settings.push((TRAFFIC_THRESHOLD_MB, "1000"));
     let mut env = TestEnv::nas(2, 2, &settings, &[]);
@@ -719,8 +722,14 @@ fn nas_congested_rack_hold_on_heavy_maps_ends_with_the_users_map_wait() {
     rack_load(&mut env, 1, 0.95);
     let relaxed = env.offer(1, 1);
     assert!(relaxed.diagnostics.rack_saturated);
-    assert_eq!(ranking(&relaxed, "root.nas"), ["heavy:20:node"]);
-    assert_eq!(reasons(&relaxed, "root.nas"), ["nas:mts:local-qualified"]);
+    assert_eq!(
+        ranking(&relaxed, "root.nas"),
+        ["heavy:20:node", "light:20:any"]
+    );
+    assert_eq!(
+        reasons(&relaxed, "root.nas"),
+        ["nas:mts:local-qualified", "nas:mts:relaxed:small-predicted"]
+    );
 }
 
 #[test]
@@ -737,14 +746,14 @@ fn nas_storage_without_locality_maps_are_placed_at_once_not_after_max_wait() {
         reasons(&first, "root.nas"),
         ["nas:mts:no-locality-qualified"]
     );
-    assert_eq!(env.nas_memory().map_skips("root.nas"), 0);
+    assert_eq!(env.nas_memory().job_map_skips(&AppId("nolocal".into())), 0);
 
     // A job on HDFS whose split is on another node is still waited for, as the paper says.
     env.submit("hdfs", "root.nas", 2, &[]);
     env.asks("hdfs", &[(MAP, 1, &[(2, 1)])]);
     env.asks("nolocal", &[]);
     assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
-    assert_eq!(env.nas_memory().map_skips("root.nas"), 1);
+    assert_eq!(env.nas_memory().job_map_skips(&AppId("hdfs".into())), 1);
 }
 
 #[test]
@@ -926,6 +935,48 @@ fn nas_keeps_fairschedulers_order_between_a_users_jobs_on_the_guards_offers() {
     }
 }
 
+/// Where FairScheduler orders a user's jobs (the default), each job waits for its own data: a
+/// job whose split is elsewhere starts its wait on the first offer that skips it, though
+/// another job of the user has a data-local map there, and is ranked once the wait (5 s) is
+/// over; a node-local map of the other job does not restart it, and nothing pending ends it.
+/// In the paper's order the user's data-local map is all MTS ranks on the node.
+#[test]
+fn nas_waits_for_each_jobs_own_data_where_fairscheduler_orders_a_users_jobs() {
+    for kind_order in [None, Some(PAPER_ORDER.1)] {
+        let queue_settings = with_kind_order(&[], kind_order);
+        let mut env = TestEnv::nas(2, 2, &[(TRAFFIC_THRESHOLD_MB, "1000")], &queue_settings);
+        env.submit("local", "root.nas", 1, &[]);
+        env.asks("local", &[(MAP, 4, &[(1, 1)])]);
+        env.submit("elsewhere", "root.nas", 2, &[]);
+        env.asks("elsewhere", &[(MAP, 1, &[(2, 1)])]);
+        let elsewhere = AppId("elsewhere".into());
+        let per_job = kind_order.is_none();
+        let start = env.now_ms;
+        for (offset, skips) in [(0, 1), (4_999, 2)] {
+            env.now_ms = start + offset;
+            assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["local:20:node"]);
+            let counted = env.nas_memory().job_map_skips(&elsewhere);
+            assert_eq!(counted, if per_job { skips } else { 0 }, "{kind_order:?}");
+        }
+        env.now_ms = start + 5_000;
+        let past_wait: &[&str] = if per_job {
+            &["local:20:node", "elsewhere:20:any"]
+        } else {
+            &["local:20:node"]
+        };
+        assert_eq!(ranking(&env.offer(1, 1), "root.nas"), past_wait);
+        if !per_job {
+            continue;
+        }
+        env.run("local", MAP, 1, 1, Locality::NodeLocal);
+        assert_eq!(ranking(&env.offer(1, 1), "root.nas"), past_wait);
+        assert_eq!(env.nas_memory().job_map_skips(&elsewhere), 2);
+        env.asks("elsewhere", &[]);
+        env.offer(1, 1);
+        assert_eq!(env.nas_memory().job_map_skips(&elsewhere), 0);
+    }
+}
+
 /// With `kindOrder=priority` every reduce of the user goes before its maps, whichever job runs
 /// more.
 #[test]
@@ -994,7 +1045,7 @@ fn nas_mts_skip_logic_gives_the_papers_launch_probability_monte_carlo() {
             1,
             2,
             &[(TRAFFIC_THRESHOLD_MB, "100")],
-            &[("maxSkips", "40")],
+            &[("maxSkips", "40"), PAPER_ORDER],
         );
         for (i, job) in JOBS.iter().enumerate() {
             env.submit(job, "root.nas", i as u64, &[]);

@@ -78,7 +78,12 @@
 //!   FairScheduler's order holds on the starvation guard's offers too, where the guard only
 //!   loosens the lifted apps' locality: on FB-2009 the guard lifts an app on most offers, and
 //!   putting the lifted apps first there cost 0.8–3.1 % (docs/simulator.md, "NAS's order on
-//!   the starvation guard's offers").
+//!   the starvation guard's offers"). With FairScheduler choosing the job, MTS's data-local
+//!   rule and its wait apply to each job (as delay scheduling's do per app): a job with a
+//!   data-local map here is ranked with it; a job without one waits on its own clock, which a
+//!   data-local map of its own ends. With one wait per user, a job's data-local maps on the
+//!   node vetoed the user's other jobs there without starting their wait, until the guard
+//!   lifted them (docs/simulator.md, "NAS's map wait per job").
 //! * The paper's CA-RTS only orders reduces; on a saturated cluster a user seldom has two
 //!   reduce jobs to order, so its one job's reduce took the first container offered, wherever
 //!   the output was (docs/simulator.md, "NAS's reduces on the racks of their output"). The
@@ -148,8 +153,8 @@ const QUEUE_PARAMS: &[Param] = &[
         5_000.0,
         (0.0, false),
         3_600_000.0,
-        "how long CR-RTS, and at least how long MTS (see mapWait), may skip a user before \
-         relaxing their preference",
+        "how long CR-RTS, and at least how long MTS (see mapWait), may skip a user (MTS: each \
+         job, with kindOrder=apps) before relaxing their preference",
     ),
     Param::word(
         MAP_WAIT,
@@ -187,7 +192,8 @@ const QUEUE_PARAMS: &[Param] = &[
         "priority: NAS ranks across the user's jobs, every reduce before any map (MapReduce's \
          priorities across all its jobs); apps: between jobs FairScheduler's app order decides \
          (the leaf queue's schedulingPolicy: under fair share fewer running containers, then \
-         earlier arrival), NAS's ranking and MapReduce's priorities within a job",
+         earlier arrival), NAS's ranking and MapReduce's priorities within a job, and MTS \
+         waits for each job's data-local map on its own",
     ),
     Param::word(
         CONGESTION_RESPONSE,
@@ -343,6 +349,9 @@ pub struct Nas {
     threshold: Option<ThresholdSnapshot>,
     /// The offered node's budget, set when the offer's first NAS queue is planned.
     budget: Option<NodeBudget>,
+    /// Where FairScheduler orders a user's jobs (`kindOrder=apps`): each job's MTS skips, while
+    /// MTS skips it, by the job's state slot (checked against its id).
+    job_map_skips: Vec<Option<(AppId, Skips)>>,
 }
 
 /// One queue's skips, kept while either counts (if events end both, the next offer drops it).
@@ -510,8 +519,8 @@ fn reduce_asks(app: &App) -> impl Iterator<Item = &Ask> {
 }
 
 impl Nas {
-    /// Follows what the RM did: a node-local map ends its queue's map skips, a reduce one of
-    /// its job's delayed reduces.
+    /// Follows what the RM did: a node-local map ends its queue's and its job's map skips, a
+    /// job left without maps pending its own, a reduce one of its job's delayed reduces.
     fn follow(&mut self, state: &ClusterState, observation: &Observation) {
         match observation {
             Observation::TaskStarted {
@@ -527,6 +536,9 @@ impl Nas {
                     TaskKind::Map if *locality == Locality::NodeLocal => {
                         if let Some(skips) = self.skips_mut(&known.queue) {
                             skips.map = None;
+                        }
+                        if let Some(slot) = state.apps.slot_of(app) {
+                            self.keep_job_map_skips(slot, app, None);
                         }
                     }
                     TaskKind::Reduce => {
@@ -564,6 +576,15 @@ impl Nas {
                     sample,
                     READ_PENALTY_WEIGHT,
                 ));
+            }
+            // A job's own map wait ends when it has no map pending, as a user's does when its
+            // queue has nothing to plan.
+            Observation::AsksChanged { app } => {
+                if let (Some(slot), Some(known)) = (state.apps.slot_of(app), state.apps.get(app)) {
+                    if known.pending(TaskKind::Map) == 0 {
+                        self.keep_job_map_skips(slot, app, None);
+                    }
+                }
             }
             Observation::AppRemoved { app } => {
                 self.delayed_reduces.remove(app);
@@ -655,6 +676,32 @@ impl Nas {
         }
     }
 
+    /// The MTS skips of the job in `slot`, between offers.
+    fn job_map_skips_at(&self, slot: usize, app: &AppId) -> Option<Skips> {
+        match self.job_map_skips.get(slot)? {
+            Some((id, skips)) if id == app => Some(*skips),
+            _ => None,
+        }
+    }
+
+    /// Keeps the MTS skips of the job in `slot` (`None` ends its wait), replacing whatever an
+    /// app that held the slot before left there.
+    fn keep_job_map_skips(&mut self, slot: usize, app: &AppId, skips: Option<Skips>) {
+        match skips {
+            Some(skips) => {
+                if self.job_map_skips.len() <= slot {
+                    self.job_map_skips.resize(slot + 1, None);
+                }
+                self.job_map_skips[slot] = Some((app.clone(), skips));
+            }
+            None => {
+                if let Some(held) = self.job_map_skips.get_mut(slot) {
+                    *held = None;
+                }
+            }
+        }
+    }
+
     /// The skips of `queue`, between offers.
     fn skips_mut(&mut self, queue: &str) -> Option<&mut QueueSkips> {
         self.skips.iter_mut().find(|skips| &*skips.queue == queue)
@@ -678,6 +725,15 @@ impl Nas {
             .find(|skips| &*skips.queue == queue)
             .and_then(|skips| skips.map)
             .map_or(0, |s| s.count)
+    }
+
+    /// MTS skips counted against `app` in its own wait (`kindOrder=apps`).
+    pub fn job_map_skips(&self, app: &AppId) -> u32 {
+        self.job_map_skips
+            .iter()
+            .flatten()
+            .find(|(id, _)| id == app)
+            .map_or(0, |(_, skips)| skips.count)
     }
 
     /// Reduces of `app` that CR-RTS delayed and that have not been placed since.
@@ -755,7 +811,7 @@ impl Policy for Nas {
 /// every relaxation. `skips` are the queue's skips of this kind, while it is being skipped.
 fn relaxed_else_skip(
     skips: &mut Option<Skips>,
-    queue: &str,
+    waiter: Waiter,
     params: &Params,
     wait_ms: u64,
     now_ms: u64,
@@ -778,7 +834,7 @@ fn relaxed_else_skip(
         let waited_ms = now_ms.saturating_sub(state.since_ms);
         state.relaxed = true;
         log::info!(
-            "queue {queue}: {what} skip bound reached after {} skips / {waited_ms} ms",
+            "{waiter}: {what} skip bound reached after {} skips / {waited_ms} ms",
             state.count
         );
     }
@@ -786,6 +842,23 @@ fn relaxed_else_skip(
         state.count += 1;
     }
     reached
+}
+
+/// Whose wait a skip counts against, for the log: a user (its queue), or one of its jobs where
+/// FairScheduler orders the user's jobs.
+#[derive(Debug, Clone, Copy)]
+enum Waiter<'a> {
+    User(&'a str),
+    Job(&'a str, &'a AppId),
+}
+
+impl std::fmt::Display for Waiter<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Waiter::User(queue) => write!(f, "queue {queue}"),
+            Waiter::Job(queue, app) => write!(f, "queue {queue}, job {}", app.0),
+        }
+    }
 }
 
 /// Whether `skips` reached the bound, `max_skips` skips or else `wait_ms` (without counting a
@@ -912,7 +985,35 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
     }
     let other_work = entries.len() > ranked;
     let map_wait = map_wait_ms(turn.params, nas.read_penalty_ms);
-    mts(turn, &mut map_skips, map_wait, other_work, entries);
+    if turn.params.jobs_by_app_order {
+        // FairScheduler picks the job, so each job waits for its own data-local map, as delay
+        // scheduling waits per app: with one wait per user, one job's data-local maps on the
+        // node vetoed the user's other jobs without starting any wait, until the starvation
+        // guard (FB-2009: one-map jobs' median turnaround twice `delay`'s; docs/simulator.md,
+        // "NAS's map wait per job").
+        map_skips = None;
+        // The congested-rack hold on a job's heavy maps needs other work of the user's, which
+        // may be another job's light maps.
+        let other_work = other_work
+            || turn.congested
+                && turn.candidates.iter().any(|candidate| {
+                    let class = classify(&predict(candidate.app, turn.settings), turn.params);
+                    class == Class::Light && map_asks(candidate.app).next().is_some()
+                });
+        for candidate in turn.candidates {
+            let mut skips = nas.job_map_skips_at(candidate.slot, candidate.id);
+            let job = UserTurn {
+                candidates: std::slice::from_ref(candidate),
+                ..*turn
+            };
+            let waiter = Waiter::Job(turn.queue, candidate.id);
+            mts(&job, waiter, &mut skips, map_wait, other_work, entries);
+            nas.keep_job_map_skips(candidate.slot, candidate.id, skips);
+        }
+    } else {
+        let waiter = Waiter::User(turn.queue);
+        mts(turn, waiter, &mut map_skips, map_wait, other_work, entries);
+    }
     nas.keep_skips(turn.queue, map_skips, reduce_skips);
     // Re-run maps, then reduces, then maps: MapReduce's priorities (see the module notes).
     entries[ranked..].sort_by_key(
@@ -924,10 +1025,12 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
     );
 }
 
-/// Algorithm 2 for one user, with its map skips and how long they may last. `other_work` says
-/// whether the user already has reduces ranked on this offer.
+/// Algorithm 2 for one user (or one of its jobs, the `waiter`), with its map skips and how long
+/// they may last. `other_work` says whether the user already has other work to place on this
+/// offer (reduces ranked, or another job's light maps).
 fn mts(
     turn: &UserTurn,
+    waiter: Waiter,
     skips: &mut Option<Skips>,
     wait_ms: u64,
     other_work: bool,
@@ -935,13 +1038,13 @@ fn mts(
 ) {
     let UserTurn {
         candidates,
-        queue,
         params,
         settings,
         state,
         budget,
         congested,
         offer,
+        ..
     } = *turn;
     // The user's map asks as MTS sees them on this offer. Most offers only learn that none is
     // data-local and qualified and skip the user, so they are collected only past that.
@@ -979,7 +1082,7 @@ fn mts(
     if walked.peek().is_none() {
         // Nothing to run (or only held maps, whose hold the wait bounds).
         if held && all_tasks().next().is_some() {
-            relaxed_else_skip(skips, queue, params, wait_ms, offer.now_ms, "map", true);
+            relaxed_else_skip(skips, waiter, params, wait_ms, offer.now_ms, "map", true);
         } else {
             *skips = None;
         }
@@ -1024,7 +1127,7 @@ fn mts(
         return;
     }
     // Lines 5–6 and 17–18: skip the user until its bound.
-    if !relaxed_else_skip(skips, queue, params, wait_ms, offer.now_ms, "map", true) {
+    if !relaxed_else_skip(skips, waiter, params, wait_ms, offer.now_ms, "map", true) {
         return;
     }
     // Lines 7–12: a qualified map by category, MapCost, then closeness to the space. Most
@@ -1181,7 +1284,7 @@ fn cr_rts(
     let has_light = jobs.iter().any(|j| j.class == Class::Light);
     if !relaxed_else_skip(
         skips,
-        queue,
+        Waiter::User(queue),
         params,
         params.max_wait_ms,
         offer.now_ms,
