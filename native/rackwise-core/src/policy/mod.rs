@@ -169,9 +169,93 @@ pub struct Candidate<'a> {
     pub id: &'a AppId,
     pub app: &'a App,
     /// The app's slot in the state (`Apps::slot_of`): stable while the app is known, reused
-    /// after it leaves. A policy may keep per-app memory in a vector indexed by it, checking
-    /// the id, instead of searching a map by id for every candidate on every offer.
+    /// after it leaves. A policy keeps per-app memory in an `AppSlots` indexed by it instead of
+    /// searching a map by id for every candidate on every offer.
     pub slot: usize,
+}
+
+/// A policy's memory per app, indexed by the app's state slot and checked against its id, since
+/// a slot is reused after its app leaves.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppSlots<T> {
+    slots: Vec<Option<(AppId, T)>>,
+}
+
+impl<T> Default for AppSlots<T> {
+    fn default() -> Self {
+        AppSlots { slots: Vec::new() }
+    }
+}
+
+impl<T> AppSlots<T> {
+    /// `app`'s memory, if `slot` holds it.
+    pub fn get(&self, slot: usize, app: &AppId) -> Option<&T> {
+        match self.slots.get(slot)? {
+            Some((id, memory)) if id == app => Some(memory),
+            _ => None,
+        }
+    }
+
+    /// `app`'s memory, if `slot` holds it.
+    pub fn get_mut(&mut self, slot: usize, app: &AppId) -> Option<&mut T> {
+        match self.slots.get_mut(slot)? {
+            Some((id, memory)) if id == app => Some(memory),
+            _ => None,
+        }
+    }
+
+    /// Puts `memory` in `slot` as `app`'s, replacing whatever the slot held.
+    pub fn insert(&mut self, slot: usize, app: &AppId, memory: T) {
+        *self.entry_slot(slot) = Some((app.clone(), memory));
+    }
+
+    /// `app`'s memory, started afresh if `slot` held none of it.
+    pub fn entry(&mut self, slot: usize, app: &AppId) -> &mut T
+    where
+        T: Default,
+    {
+        let held = self.entry_slot(slot);
+        if held.as_ref().is_some_and(|(id, _)| id != app) {
+            *held = None;
+        }
+        &mut held.get_or_insert_with(|| (app.clone(), T::default())).1
+    }
+
+    /// The place of `slot`, grown to it.
+    fn entry_slot(&mut self, slot: usize) -> &mut Option<(AppId, T)> {
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
+        }
+        &mut self.slots[slot]
+    }
+
+    /// Forgets whatever `slot` holds.
+    pub fn clear(&mut self, slot: usize) {
+        if let Some(held) = self.slots.get_mut(slot) {
+            *held = None;
+        }
+    }
+
+    /// Forgets `app`'s memory, wherever it is (for an app whose slot is no longer known).
+    pub fn forget(&mut self, app: &AppId) {
+        for held in &mut self.slots {
+            if held.as_ref().is_some_and(|(id, _)| id == app) {
+                *held = None;
+            }
+        }
+    }
+
+    /// Every app's memory, in slot order.
+    pub fn iter(&self) -> impl Iterator<Item = (&AppId, &T)> {
+        self.slots.iter().flatten().map(|(id, memory)| (id, memory))
+    }
+
+    /// `app`'s memory, searched for by id.
+    pub fn find(&self, app: &AppId) -> Option<&T> {
+        self.iter()
+            .find(|(id, _)| *id == app)
+            .map(|(_, memory)| memory)
+    }
 }
 
 /// One steered queue on one offer.

@@ -99,7 +99,7 @@
 use crate::mapreduce::{TaskKind, RERUN_MAP_PRIORITY};
 use crate::policy::{
     containers_fitting, log_storage_without_locality, reachable_map_locality, reduce_held_off,
-    Candidate, Context, Offer, Policy, Turn,
+    AppSlots, Candidate, Context, Offer, Policy, Turn,
 };
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Ask, Locality, PlanEntry, RackName, Resources};
@@ -350,8 +350,8 @@ pub struct Nas {
     /// The offered node's budget, set when the offer's first NAS queue is planned.
     budget: Option<NodeBudget>,
     /// Where FairScheduler orders a user's jobs (`kindOrder=apps`): each job's MTS skips, while
-    /// MTS skips it, by the job's state slot (checked against its id).
-    job_map_skips: Vec<Option<(AppId, Skips)>>,
+    /// MTS skips it.
+    job_map_skips: AppSlots<Skips>,
 }
 
 /// One queue's skips, kept while either counts (if events end both, the next offer drops it).
@@ -538,7 +538,7 @@ impl Nas {
                             skips.map = None;
                         }
                         if let Some(slot) = state.apps.slot_of(app) {
-                            self.keep_job_map_skips(slot, app, None);
+                            self.job_map_skips.clear(slot);
                         }
                     }
                     TaskKind::Reduce => {
@@ -582,7 +582,7 @@ impl Nas {
             Observation::AsksChanged { app } => {
                 if let (Some(slot), Some(known)) = (state.apps.slot_of(app), state.apps.get(app)) {
                     if known.pending(TaskKind::Map) == 0 {
-                        self.keep_job_map_skips(slot, app, None);
+                        self.job_map_skips.clear(slot);
                     }
                 }
             }
@@ -676,32 +676,6 @@ impl Nas {
         }
     }
 
-    /// The MTS skips of the job in `slot`, between offers.
-    fn job_map_skips_at(&self, slot: usize, app: &AppId) -> Option<Skips> {
-        match self.job_map_skips.get(slot)? {
-            Some((id, skips)) if id == app => Some(*skips),
-            _ => None,
-        }
-    }
-
-    /// Keeps the MTS skips of the job in `slot` (`None` ends its wait), replacing whatever an
-    /// app that held the slot before left there.
-    fn keep_job_map_skips(&mut self, slot: usize, app: &AppId, skips: Option<Skips>) {
-        match skips {
-            Some(skips) => {
-                if self.job_map_skips.len() <= slot {
-                    self.job_map_skips.resize(slot + 1, None);
-                }
-                self.job_map_skips[slot] = Some((app.clone(), skips));
-            }
-            None => {
-                if let Some(held) = self.job_map_skips.get_mut(slot) {
-                    *held = None;
-                }
-            }
-        }
-    }
-
     /// The skips of `queue`, between offers.
     fn skips_mut(&mut self, queue: &str) -> Option<&mut QueueSkips> {
         self.skips.iter_mut().find(|skips| &*skips.queue == queue)
@@ -729,11 +703,7 @@ impl Nas {
 
     /// MTS skips counted against `app` in its own wait (`kindOrder=apps`).
     pub fn job_map_skips(&self, app: &AppId) -> u32 {
-        self.job_map_skips
-            .iter()
-            .flatten()
-            .find(|(id, _)| id == app)
-            .map_or(0, |(_, skips)| skips.count)
+        self.job_map_skips.find(app).map_or(0, |skips| skips.count)
     }
 
     /// Reduces of `app` that CR-RTS delayed and that have not been placed since.
@@ -1001,14 +971,19 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
                     class == Class::Light && map_asks(candidate.app).next().is_some()
                 });
         for candidate in turn.candidates {
-            let mut skips = nas.job_map_skips_at(candidate.slot, candidate.id);
+            let mut skips = nas.job_map_skips.get(candidate.slot, candidate.id).copied();
             let job = UserTurn {
                 candidates: std::slice::from_ref(candidate),
                 ..*turn
             };
             let waiter = Waiter::Job(turn.queue, candidate.id);
             mts(&job, waiter, &mut skips, map_wait, other_work, entries);
-            nas.keep_job_map_skips(candidate.slot, candidate.id, skips);
+            match skips {
+                Some(skips) => nas
+                    .job_map_skips
+                    .insert(candidate.slot, candidate.id, skips),
+                None => nas.job_map_skips.clear(candidate.slot),
+            }
         }
     } else {
         let waiter = Waiter::User(turn.queue);

@@ -14,7 +14,7 @@ pub mod sarp;
 use crate::mapreduce::{TaskKind, MAP_PRIORITY};
 use crate::policy::{
     containers_fitting, log_storage_without_locality, reachable_map_locality, reduce_held_off,
-    Context, Policy, Turn,
+    AppSlots, Context, Policy, Turn,
 };
 use crate::predictor::RatioSource;
 use crate::protocol::{AppId, Locality, Plan, PlanEntry, RackName};
@@ -392,9 +392,9 @@ impl JobPlacement {
 /// fairness has been skipping each queue.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ShuffleWatcher {
-    /// Each job's decisions with its id, at the job's slot in the state: every offer reads the
-    /// decisions of every candidate, without a search by id.
-    jobs: Vec<Option<(AppId, JobPlacement)>>,
+    /// Each job's decisions, at the job's slot in the state: every offer reads the decisions of
+    /// every candidate, without a search by id.
+    jobs: AppSlots<JobPlacement>,
     /// A queue is skipped only while it has nothing preferred to run here, for at most its
     /// `relaxedIntervalMs`.
     relaxed_skips: BTreeMap<String, u64>,
@@ -408,34 +408,13 @@ pub struct ShuffleWatcher {
 impl ShuffleWatcher {
     /// SAMP's and SARP's decisions for a job, if any was made.
     pub fn job(&self, app: &AppId) -> Option<&JobPlacement> {
-        self.known().find(|(id, _)| *id == app).map(|(_, job)| job)
-    }
-
-    /// The decisions of the job at `slot`, if they are `app`'s.
-    fn at(&self, slot: usize, app: &AppId) -> Option<&JobPlacement> {
-        match self.jobs.get(slot)? {
-            Some((id, job)) if id == app => Some(job),
-            _ => None,
-        }
-    }
-
-    fn known(&self) -> impl Iterator<Item = (&AppId, &JobPlacement)> {
-        self.jobs.iter().flatten().map(|(id, job)| (id, job))
-    }
-
-    /// Forgets the decisions of a job that left (its slot is no longer known).
-    fn forget(&mut self, app: &AppId) {
-        for slot in &mut self.jobs {
-            if slot.as_ref().is_some_and(|(id, _)| id == app) {
-                *slot = None;
-            }
-        }
+        self.jobs.find(app)
     }
 
     /// For each rack, how many known jobs other than `app` prefer it (SAMP's tie-break).
     fn racks_preferred_by_jobs_other_than(&self, app: &AppId) -> BTreeMap<RackName, u32> {
         let mut counts = BTreeMap::new();
-        for (id, other) in self.known() {
+        for (id, other) in self.jobs.iter() {
             if id == app {
                 continue;
             }
@@ -457,20 +436,11 @@ impl ShuffleWatcher {
         params: &Params,
     ) {
         let maps = app.asks.get(&MAP_PRIORITY);
-        let samp_due = maps.is_some() && self.at(slot, id).is_none_or(|j| j.samp.is_none());
+        let samp_due = maps.is_some() && self.jobs.get(slot, id).is_none_or(|j| j.samp.is_none());
         // SAMP's tie-break walks every job, so it is counted only when SAMP runs (once per
         // job). This ask table changes no other job's choice.
         let preferred_by_others = samp_due.then(|| self.racks_preferred_by_jobs_other_than(id));
-        if self.jobs.len() <= slot {
-            self.jobs.resize(slot + 1, None);
-        }
-        let entry = &mut self.jobs[slot];
-        if entry.as_ref().is_none_or(|(owner, _)| owner != id) {
-            *entry = Some((id.clone(), JobPlacement::default()));
-        }
-        let Some((_, placement)) = entry else {
-            return;
-        };
+        let placement = self.jobs.entry(slot, id);
         let reachable = reachable_map_locality(app, state);
         if reachable == Locality::OffSwitch && placement.reachable != Some(reachable) {
             log_storage_without_locality("shufflewatcher", app);
@@ -552,13 +522,14 @@ impl ShuffleWatcher {
     ) {
         let due = app.job.estimate.source == RatioSource::Counters
             && self
-                .at(slot, id)
+                .jobs
+                .get(slot, id)
                 .is_some_and(|job| !job.samp_rechecked && job.has_preference());
         let Some(maps) = app.asks.get(&MAP_PRIORITY).filter(|_| due) else {
             return;
         };
         let preferred_by_others = self.racks_preferred_by_jobs_other_than(id);
-        let Some(Some((_, placement))) = self.jobs.get_mut(slot) else {
+        let Some(placement) = self.jobs.get_mut(slot, id) else {
             return;
         };
         placement.samp_rechecked = true;
@@ -621,12 +592,10 @@ impl Policy for ShuffleWatcher {
             // A (re-)added app starts over at its slot.
             Observation::AppAdded { app } => {
                 if let Some(slot) = context.state.apps.slot_of(app) {
-                    if let Some(entry) = self.jobs.get_mut(slot) {
-                        *entry = None;
-                    }
+                    self.jobs.clear(slot);
                 }
             }
-            Observation::AppRemoved { app } => self.forget(app),
+            Observation::AppRemoved { app } => self.jobs.forget(app),
             Observation::AsksChanged { app: id } => {
                 let state: &ClusterState = context.state;
                 let Some((slot, app)) = state.apps.with_slot(id) else {
@@ -656,10 +625,8 @@ impl Policy for ShuffleWatcher {
                 ..
             } => {
                 if let Some(slot) = context.state.apps.slot_of(app) {
-                    if let Some(Some((id, placement))) = self.jobs.get_mut(slot) {
-                        if id == app {
-                            placement.reduce_hold_since = None;
-                        }
+                    if let Some(placement) = self.jobs.get_mut(slot, app) {
+                        placement.reduce_hold_since = None;
                     }
                 }
             }
@@ -679,14 +646,12 @@ impl Policy for ShuffleWatcher {
                     return;
                 };
                 let params = values.typed(Params::of);
-                if let Some(Some((id, placement))) = self.jobs.get_mut(slot) {
-                    if id == app {
-                        let off_racks = placement.off_racks(state_app.job.estimate.ratio, params);
-                        placement.map_wait = Some(MapWait {
-                            level: MapWait::needed(*locality, placement.prefers(rack), off_racks),
-                            since_ms: *time_ms,
-                        });
-                    }
+                if let Some(placement) = self.jobs.get_mut(slot, app) {
+                    let off_racks = placement.off_racks(state_app.job.estimate.ratio, params);
+                    placement.map_wait = Some(MapWait {
+                        level: MapWait::needed(*locality, placement.prefers(rack), off_racks),
+                        since_ms: *time_ms,
+                    });
                 }
             }
             _ => {}
@@ -702,12 +667,9 @@ impl Policy for ShuffleWatcher {
             .candidates
             .iter()
             .map(|candidate| {
-                let Some(Some((id, placement))) = self.jobs.get_mut(candidate.slot) else {
+                let Some(placement) = self.jobs.get_mut(candidate.slot, candidate.id) else {
                     return false;
                 };
-                if id != candidate.id {
-                    return false;
-                }
                 if placement.map_wait.is_none() && candidate.app.pending(TaskKind::Map) > 0 {
                     placement.map_wait = Some(MapWait {
                         level: 0,
@@ -723,7 +685,7 @@ impl Policy for ShuffleWatcher {
             .iter()
             .zip(reduce_held)
             .map(|(candidate, reduce_held)| {
-                let placement = self.at(candidate.slot, candidate.id);
+                let placement = self.jobs.get(candidate.slot, candidate.id);
                 // A job ShuffleWatcher knows nothing of is not held.
                 let level = placement.map_or(ANY_MAP, |placement| {
                     placement.map_wait.map_or(ANY_MAP, |wait| {
