@@ -965,11 +965,7 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
         // The congested-rack hold on a job's heavy maps needs other work of the user's, which
         // may be another job's light maps.
         let other_work = other_work
-            || turn.congested
-                && turn.candidates.iter().any(|candidate| {
-                    let class = classify(&predict(candidate.app, turn.settings), turn.params);
-                    class == Class::Light && map_asks(candidate.app).next().is_some()
-                });
+            || turn.congested && has_light_maps(turn.candidates, turn.settings, turn.params);
         for candidate in turn.candidates {
             let mut skips = nas.job_map_skips.get(candidate.slot, candidate.id).copied();
             let job = UserTurn {
@@ -998,6 +994,15 @@ fn rank(turn: &UserTurn, nas: &mut Nas, entries: &mut Vec<PlanEntry>) {
             _ => 2,
         },
     );
+}
+
+/// Whether any of `candidates` is a shuffle-light job with maps to place: work that MTS's hold
+/// on heavy and medium maps of a congested rack leaves the user.
+fn has_light_maps(candidates: &[Candidate], settings: &Settings, params: &Params) -> bool {
+    candidates.iter().any(|candidate| {
+        classify(&predict(candidate.app, settings), params) == Class::Light
+            && map_asks(candidate.app).next().is_some()
+    })
 }
 
 /// Algorithm 2 for one user (or one of its jobs, the `waiter`), with its map skips and how long
@@ -1050,7 +1055,7 @@ fn mts(
     // within the user's map wait; an idle container moves no shuffle.
     let is_held = |task: &MapTask| classify(&task.prediction, params) != Class::Light;
     let held = congested
-        && (other_work || all_tasks().any(|t| !is_held(&t)))
+        && (other_work || has_light_maps(candidates, settings, params))
         && !wait_over(skips, params, wait_ms, offer.now_ms);
     let tasks = || all_tasks().filter(move |t| !(held && is_held(t)));
     let mut walked = tasks().peekable();
