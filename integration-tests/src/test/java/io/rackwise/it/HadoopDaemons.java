@@ -2,11 +2,17 @@ package io.rackwise.it;
 
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.lang.management.ManagementFactory;
 import java.net.ServerSocket;
+import java.net.URI;
+import java.net.URLConnection;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -14,7 +20,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileSystem;
@@ -22,6 +30,7 @@ import org.apache.hadoop.hdfs.DistributedFileSystem;
 import org.apache.hadoop.hdfs.protocol.HdfsConstants;
 import org.apache.hadoop.yarn.api.records.NodeState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * A Hadoop cluster of separate daemon processes, as an operator runs one: a NameNode, one
@@ -33,7 +42,10 @@ import org.apache.hadoop.yarn.client.api.YarnClient;
  * <p>Every host is a loopback address on its own rack ({@link LoopbackTopology}), so HDFS block
  * locations and YARN node names differ per rack and locality is real. Ports an operator would
  * fix (NameNode RPC, RM endpoints, each NodeManager's localizer and shuffle port) are chosen
- * free at start; the rest are ephemeral.
+ * free at start; the rest are ephemeral. A port chosen free can be taken by another process
+ * before the daemon binds it; the daemon then exits with a {@code BindException} and is
+ * started again on ports chosen afresh. Any other exit during start fails at once, quoting the
+ * daemon's log, so that a failed build says why.
  *
  * <p>{@link #close()} stops every process it started (SIGTERM, so the daemons run their own
  * shutdown; then a kill after a grace period) and with them the containers NodeManagers run.
@@ -42,26 +54,34 @@ final class HadoopDaemons implements AutoCloseable {
 
   static final String SCHEDULER = "yarn.resourcemanager.scheduler.class";
 
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** How long each start phase (HDFS up, DataNodes live, RM up, NMs registered) may take. */
+  private static final Duration START_TIMEOUT = Duration.ofMinutes(3);
+
+  /** Restarts on fresh ports a daemon may need after losing its port to another process. */
+  private static final int MAX_PORT_RETRIES = 3;
+
+  /** What a daemon's log is quoted by when it exits or a start phase times out. */
+  private static final int LOG_TAIL_LINES = 20;
+  private static final int LOG_ERRORS_QUOTED = 3;
+  private static final Pattern LOG_ERROR_LINE = Pattern.compile(" (ERROR|FATAL) ");
+
   private final Path work;
   private final String hadoopClasspath;
   private final Path rackwiseJar;
   private final List<Process> processes = new ArrayList<>();
+  private final List<Daemon> daemons = new ArrayList<>();
   private final List<String> jvmFlags;
   final int racks;
-  final int namenodePort;
-  final int rmPort;
-  final int rmSchedulerPort;
-  final int rmTrackerPort;
-  final int rmAdminPort;
-  final int rmWebPort;
+  private int rmWebPort;
   private Configuration base;
 
   /**
    * @param hadoopClasspath the Hadoop runtime's jars (no Rackwise jar), path-separated
    * @param rackwiseJar     the jar an operator copies into the RM's classpath
    */
-  HadoopDaemons(Path work, String hadoopClasspath, Path rackwiseJar, int racks)
-      throws IOException {
+  HadoopDaemons(Path work, String hadoopClasspath, Path rackwiseJar, int racks) {
     this.work = work;
     this.hadoopClasspath = hadoopClasspath;
     this.rackwiseJar = rackwiseJar;
@@ -72,12 +92,11 @@ final class HadoopDaemons implements AutoCloseable {
         .filter(a -> a.startsWith("--add-opens") || a.startsWith("--add-exports")
             || a.equals("-XX:+IgnoreUnrecognizedVMOptions"))
         .collect(Collectors.toList());
-    this.namenodePort = freePort();
-    this.rmPort = freePort();
-    this.rmSchedulerPort = freePort();
-    this.rmTrackerPort = freePort();
-    this.rmAdminPort = freePort();
-    this.rmWebPort = freePort();
+  }
+
+  /** The ResourceManager's web port, where its {@code /jmx} servlet answers. */
+  int rmWebPort() {
+    return rmWebPort;
   }
 
   /** The configuration every process shares; callers add the scheduler's keys before start. */
@@ -94,12 +113,10 @@ final class HadoopDaemons implements AutoCloseable {
     Files.writeString(rackTable, table);
 
     Configuration c = new Configuration(false);
-    c.set("fs.defaultFS", "hdfs://127.0.0.1:" + namenodePort);
     c.set("hadoop.tmp.dir", work.resolve("tmp").toString());
     c.set("net.topology.node.switch.mapping.impl", "org.apache.hadoop.net.TableMapping");
     c.set("net.topology.table.file.name", rackTable.toString());
     // HDFS
-    c.set("dfs.namenode.rpc-address", "127.0.0.1:" + namenodePort);
     c.set("dfs.namenode.http-address", "127.0.0.1:0");
     c.set("dfs.namenode.name.dir", work.resolve("name").toUri().toString());
     c.setInt("dfs.replication", Math.min(2, racks));
@@ -107,14 +124,8 @@ final class HadoopDaemons implements AutoCloseable {
     c.setBoolean("dfs.client.use.datanode.hostname", true);
     c.setBoolean("dfs.datanode.use.datanode.hostname", true);
     c.setLong("dfs.blocksize", 4L * 1024 * 1024);
-    // YARN: the RM's endpoints
-    String rm = "127.0.0.1:";
+    // YARN: the RM's endpoints (ports in chooseRmPorts)
     c.set("yarn.resourcemanager.hostname", "127.0.0.1");
-    c.set("yarn.resourcemanager.address", rm + rmPort);
-    c.set("yarn.resourcemanager.scheduler.address", rm + rmSchedulerPort);
-    c.set("yarn.resourcemanager.resource-tracker.address", rm + rmTrackerPort);
-    c.set("yarn.resourcemanager.admin.address", rm + rmAdminPort);
-    c.set("yarn.resourcemanager.webapp.address", rm + rmWebPort);
     c.setBoolean("yarn.timeline-service.enabled", false);
     // Defaults under /tmp/hadoop-yarn-<user>: shared with anything else on the machine.
     c.set("yarn.node-attribute.fs-store.root-dir", work.resolve("node-attribute").toUri().toString());
@@ -147,18 +158,52 @@ final class HadoopDaemons implements AutoCloseable {
     c.set("mapreduce.reduce.java.opts", "-Xmx192m " + opens);
     c.setInt("mapreduce.task.io.sort.mb", 32);
     base = c;
+    // The format reads the NameNode's address too; the RM's endpoints are chosen as it starts.
+    chooseNamenodePort();
     return c;
   }
 
-  /** Formats HDFS and starts the NameNode, the DataNodes and the NodeManagers' RM. */
+  /** Chooses the NameNode's RPC port afresh, in the configuration every process shares. */
+  private void chooseNamenodePort() throws IOException {
+    String namenode = "127.0.0.1:" + freePort();
+    base.set("fs.defaultFS", "hdfs://" + namenode);
+    base.set("dfs.namenode.rpc-address", namenode);
+  }
+
+  /** Chooses the ResourceManager's endpoints afresh, in the configuration every process shares. */
+  private void chooseRmPorts() throws IOException {
+    String rm = "127.0.0.1:";
+    base.set("yarn.resourcemanager.address", rm + freePort());
+    base.set("yarn.resourcemanager.scheduler.address", rm + freePort());
+    base.set("yarn.resourcemanager.resource-tracker.address", rm + freePort());
+    base.set("yarn.resourcemanager.admin.address", rm + freePort());
+    rmWebPort = freePort();
+    base.set("yarn.resourcemanager.webapp.address", rm + rmWebPort);
+  }
+
+  /**
+   * Formats HDFS, starts the NameNode and waits for it to answer, then starts one DataNode per
+   * rack and waits until all are live and HDFS has left safe mode.
+   */
   void startHdfs() throws Exception {
-    Path conf = writeConf("namenode", baseConf());
-    Process format = launch("namenode-format", conf, false,
+    Process format = launch("namenode-format", writeConf("namenode", baseConf()), false,
         "org.apache.hadoop.hdfs.server.namenode.NameNode", "-format", "-force", "-nonInteractive");
     if (!format.waitFor(3, TimeUnit.MINUTES) || format.exitValue() != 0) {
       throw new IOException("formatting HDFS failed; see " + log("namenode-format"));
     }
-    launch("namenode", conf, false, "org.apache.hadoop.hdfs.server.namenode.NameNode");
+    start("namenode", portTaken -> {
+      if (portTaken) {
+        chooseNamenodePort();
+      }
+      return launch("namenode", writeConf("namenode", baseConf()), false,
+          "org.apache.hadoop.hdfs.server.namenode.NameNode");
+    });
+    try (FileSystem fs = FileSystem.newInstance(client())) {
+      awaitStarted("NameNode answering", () -> {
+        ((DistributedFileSystem) fs).getDataNodeStats(HdfsConstants.DatanodeReportType.ALL);
+        return true;
+      });
+    }
     for (int r = 0; r < racks; r++) {
       String host = LoopbackTopology.host(r, 0);
       Configuration dn = new Configuration(baseConf());
@@ -167,42 +212,66 @@ final class HadoopDaemons implements AutoCloseable {
       dn.set("dfs.datanode.address", host + ":0");
       dn.set("dfs.datanode.http.address", host + ":0");
       dn.set("dfs.datanode.ipc.address", host + ":0");
-      launch("datanode-" + r, writeConf("datanode-" + r, dn), false,
-          "org.apache.hadoop.hdfs.server.datanode.DataNode");
+      Path conf = writeConf("datanode-" + r, dn);
+      String name = "datanode-" + r;
+      start(name, portTaken -> launch(name, conf, false,
+          "org.apache.hadoop.hdfs.server.datanode.DataNode"));
     }
     try (FileSystem fs = FileSystem.newInstance(client())) {
       DistributedFileSystem dfs = (DistributedFileSystem) fs;
-      await("DataNodes live").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofSeconds(1))
-          .ignoreExceptions()
-          .until(() -> dfs.getDataNodeStats(HdfsConstants.DatanodeReportType.LIVE).length
-              == racks && !dfs.isInSafeMode());
+      awaitStarted("DataNodes live",
+          () -> dfs.getDataNodeStats(HdfsConstants.DatanodeReportType.LIVE).length == racks
+              && !dfs.isInSafeMode());
     }
   }
 
-  /** Starts the ResourceManager (with the Rackwise jar on its classpath) and NodeManagers. */
+  /**
+   * Starts the ResourceManager (with the Rackwise jar on its classpath) and waits until it is
+   * active, then starts the NodeManagers and waits until all have registered.
+   */
   void startYarn(boolean rackwiseOnRmClasspath) throws Exception {
-    launch("resourcemanager", writeConf("resourcemanager", baseConf()), rackwiseOnRmClasspath,
-        "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager");
+    start("resourcemanager", portTaken -> {
+      chooseRmPorts();
+      return launch("resourcemanager", writeConf("resourcemanager", baseConf()),
+          rackwiseOnRmClasspath, "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager");
+    });
+    // Active and started: every endpoint is bound, so the NodeManagers' copy of the RM's
+    // addresses below is final.
+    awaitStarted("ResourceManager active", () -> {
+      URLConnection info = URI.create("http://127.0.0.1:" + rmWebPort + "/ws/v1/cluster/info")
+          .toURL().openConnection();
+      // Bounded: whatever holds the port may accept and never answer.
+      info.setConnectTimeout(5_000);
+      info.setReadTimeout(5_000);
+      try (InputStream in = info.getInputStream()) {
+        JsonNode cluster = JSON.readTree(in).path("clusterInfo");
+        return cluster.path("state").asText().equals("STARTED")
+            && cluster.path("haState").asText().equals("ACTIVE");
+      }
+    });
     for (int r = 0; r < racks; r++) {
       String host = LoopbackTopology.host(r, 0);
-      Configuration nm = new Configuration(baseConf());
-      nm.set("yarn.nodemanager.hostname", host);
-      nm.set("yarn.nodemanager.address", host + ":0");
-      nm.set("yarn.nodemanager.webapp.address", host + ":0");
-      // Fixed by default (8040, 13562): two NodeManagers on one machine need their own.
-      nm.set("yarn.nodemanager.localizer.address", host + ":" + freePort());
-      nm.setInt("mapreduce.shuffle.port", freePort());
-      nm.set("yarn.nodemanager.local-dirs", work.resolve("nm-local-" + r).toString());
-      nm.set("yarn.nodemanager.log-dirs", work.resolve("nm-logs-" + r).toString());
-      launch("nodemanager-" + r, writeConf("nodemanager-" + r, nm), false,
-          "org.apache.hadoop.yarn.server.nodemanager.NodeManager");
+      String name = "nodemanager-" + r;
+      int rack = r;
+      start(name, portTaken -> {
+        Configuration nm = new Configuration(baseConf());
+        nm.set("yarn.nodemanager.hostname", host);
+        nm.set("yarn.nodemanager.address", host + ":0");
+        nm.set("yarn.nodemanager.webapp.address", host + ":0");
+        // Fixed by default (8040, 13562): two NodeManagers on one machine need their own.
+        nm.set("yarn.nodemanager.localizer.address", host + ":" + freePort());
+        nm.setInt("mapreduce.shuffle.port", freePort());
+        nm.set("yarn.nodemanager.local-dirs", work.resolve("nm-local-" + rack).toString());
+        nm.set("yarn.nodemanager.log-dirs", work.resolve("nm-logs-" + rack).toString());
+        return launch(name, writeConf(name, nm), false,
+            "org.apache.hadoop.yarn.server.nodemanager.NodeManager");
+      });
     }
     try (YarnClient yarn = YarnClient.createYarnClient()) {
       yarn.init(client());
       yarn.start();
-      await("NodeManagers registered").atMost(Duration.ofMinutes(3))
-          .pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
-          .until(() -> yarn.getNodeReports(NodeState.RUNNING).size() == racks);
+      awaitStarted("NodeManagers registered",
+          () -> yarn.getNodeReports(NodeState.RUNNING).size() == racks);
     }
   }
 
@@ -260,14 +329,125 @@ final class HadoopDaemons implements AutoCloseable {
     cmd.add(cp);
     cmd.add(mainClass);
     cmd.addAll(Arrays.asList(args));
+    // Appended: a daemon started again after losing a port keeps its first attempt's log.
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
-        .redirectOutput(log(name).toFile());
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(log(name).toFile()));
     Map<String, String> env = pb.environment();
     env.put("JAVA_HOME", System.getProperty("java.home"));
     env.put("HADOOP_CONF_DIR", confDir.toString());
     Process p = pb.start();
     processes.add(p);
     return p;
+  }
+
+  /** Starts a process that must stay up, as one of this cluster's daemons. */
+  private void start(String name, Launcher launcher) throws IOException {
+    daemons.add(new Daemon(name, launcher));
+  }
+
+  /**
+   * Waits up to {@link #START_TIMEOUT} for a start phase to complete. A daemon that exits
+   * meanwhile fails the wait at once with the end of its log, unless a port chosen free for it
+   * was taken by another process before it bound it: then it starts again on fresh ports. A
+   * timeout quotes the end of every daemon's log.
+   */
+  private void awaitStarted(String phase, Callable<Boolean> done) {
+    try {
+      await(phase).atMost(START_TIMEOUT).pollInterval(Duration.ofSeconds(1))
+          .ignoreExceptionsMatching(e -> !(e instanceof DaemonExited))
+          .until(() -> {
+            for (Daemon daemon : daemons) {
+              daemon.restartIfPortTaken();
+            }
+            return done.call();
+          });
+    } catch (ConditionTimeoutException e) {
+      StringBuilder logs = new StringBuilder(e.getMessage());
+      for (Daemon daemon : daemons) {
+        logs.append("\n").append(daemon.logExcerpt());
+      }
+      throw new IllegalStateException(logs.toString(), e);
+    }
+  }
+
+  /** Starts a daemon; after its port was taken, on ports chosen afresh. */
+  @FunctionalInterface
+  private interface Launcher {
+    Process launch(boolean portTaken) throws IOException;
+  }
+
+  /** A daemon died during a start phase; the message quotes its log. */
+  private static final class DaemonExited extends IllegalStateException {
+    DaemonExited(String message) {
+      super(message);
+    }
+  }
+
+  /** A daemon process, with what it takes to start it again. */
+  private final class Daemon {
+    private final String name;
+    private final Launcher launcher;
+    private Process process;
+    /** Where this attempt's output begins in the log, which every attempt appends to. */
+    private long logStart;
+    private int portRetries;
+
+    Daemon(String name, Launcher launcher) throws IOException {
+      this.name = name;
+      this.launcher = launcher;
+      begin(false);
+    }
+
+    private void begin(boolean portTaken) throws IOException {
+      Path log = log(name);
+      logStart = Files.exists(log) ? Files.size(log) : 0;
+      process = launcher.launch(portTaken);
+    }
+
+    void restartIfPortTaken() throws IOException {
+      if (process.isAlive()) {
+        return;
+      }
+      if (portRetries < MAX_PORT_RETRIES && attemptLog().contains("java.net.BindException")) {
+        portRetries++;
+        begin(true);
+        return;
+      }
+      throw new DaemonExited(name + " exited with code " + process.exitValue() + "\n"
+          + logExcerpt());
+    }
+
+    /**
+     * This attempt's first ERROR and FATAL lines, each with the two lines after it (where
+     * Hadoop prints the exception), then the last lines of its log.
+     */
+    String logExcerpt() {
+      try {
+        List<String> lines = attemptLog().lines().collect(Collectors.toList());
+        StringBuilder out = new StringBuilder("---- " + log(name) + ": first errors\n");
+        int quoted = 0;
+        for (int i = 0; i < lines.size() && quoted < LOG_ERRORS_QUOTED; i++) {
+          if (LOG_ERROR_LINE.matcher(lines.get(i)).find()) {
+            lines.subList(i, Math.min(lines.size(), i + 3))
+                .forEach(line -> out.append(line).append('\n'));
+            quoted++;
+          }
+        }
+        out.append("---- ").append(log(name)).append(": last ").append(LOG_TAIL_LINES)
+            .append(" lines\n");
+        lines.subList(Math.max(0, lines.size() - LOG_TAIL_LINES), lines.size())
+            .forEach(line -> out.append(line).append('\n'));
+        return out.toString();
+      } catch (IOException e) {
+        return "---- " + log(name) + " unreadable: " + e;
+      }
+    }
+
+    private String attemptLog() throws IOException {
+      byte[] all = Files.readAllBytes(log(name));
+      return new String(all, (int) logStart, all.length - (int) logStart,
+          StandardCharsets.ISO_8859_1);
+    }
   }
 
   private static int freePort() throws IOException {

@@ -108,7 +108,7 @@ class RealDaemonsIT {
         assertTrue(fs.exists(new org.apache.hadoop.fs.Path("/out/_SUCCESS")));
       }
 
-      JsonNode bean = rackwiseBean(cluster.rmWebPort);
+      JsonNode bean = rackwiseBean(cluster.rmWebPort());
       assertEquals(1, bean.path("NativeActive").asInt(), "native core steering: " + bean);
       assertEquals(0, bean.path("NativeFailures").asLong(), bean.toString());
       assertEquals(0, bean.path("FallbackOffers").asLong(), bean.toString());
