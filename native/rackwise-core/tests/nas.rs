@@ -227,8 +227,9 @@ fn nas_mts_waits_as_long_as_maps_off_their_data_lately_took_longer_than_data_loc
         let mut env = TestEnv::nas(2, 2, &[(TRAFFIC_THRESHOLD_MB, "1000")], &elements);
         env.submit("earlier", "root.nas", 1, &[]);
         maps_that_took(&mut env, "earlier", 10_000, 40_000);
+        // Its split is on the offered rack: the second wait (mapRackWait) does not apply.
         env.submit("waiting", "root.nas", 2, &[]);
-        env.asks("waiting", &[(MAP, 1, &[(2, 1)])]);
+        env.asks("waiting", &[(MAP, 1, &[(1, 2)])]);
         let start = env.now_ms;
         for offset in [0, relaxed_after_ms - 1] {
             env.now_ms = start + offset;
@@ -241,7 +242,7 @@ fn nas_mts_waits_as_long_as_maps_off_their_data_lately_took_longer_than_data_loc
         }
         assert_eq!(env.nas_memory().read_penalty_ms(), Some(30_000.0));
         env.now_ms = start + relaxed_after_ms;
-        assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["waiting:20:any"]);
+        assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["waiting:20:rack"]);
     }
 }
 
@@ -265,12 +266,12 @@ fn nas_read_cost_is_a_moving_mean_and_never_shortens_the_wait_below_max_wait() {
     env.submit("earlier", "root.nas", 1, &[]);
     maps_that_took(&mut env, "earlier", 10_000, 8_000);
     env.submit("waiting", "root.nas", 2, &[]);
-    env.asks("waiting", &[(MAP, 1, &[(2, 1)])]);
+    env.asks("waiting", &[(MAP, 1, &[(1, 2)])]);
     let start = env.now_ms;
     assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
     assert_eq!(env.nas_memory().read_penalty_ms(), Some(-2_000.0));
     env.now_ms = start + 5_000;
-    assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["waiting:20:any"]);
+    assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["waiting:20:rack"]);
 }
 
 #[test]
@@ -322,12 +323,12 @@ fn nas_mts_with_nothing_qualified_takes_the_local_map_exceeding_least_then_the_s
 fn nas_mts_skip_count_variant_relaxes_after_max_skips_and_a_node_local_map_resets_it() {
     let mut env = TestEnv::nas(
         2,
-        1,
+        2,
         &[(TRAFFIC_THRESHOLD_MB, "1000")],
         &[("maxSkips", "3")],
     );
     env.submit("j", "root.nas", 1, &[]);
-    env.asks("j", &[(MAP, 4, &[(2, 1)])]);
+    env.asks("j", &[(MAP, 4, &[(1, 2)])]);
     let j = AppId("j".into());
     for skips in 1..=3 {
         assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
@@ -335,12 +336,62 @@ fn nas_mts_skip_count_variant_relaxes_after_max_skips_and_a_node_local_map_reset
     }
     // D^m skips done: the user is served, and stays relaxed until it gets a node-local map.
     for _ in 0..2 {
-        assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["j:20:any"]);
+        assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["j:20:rack"]);
     }
-    env.run("j", MAP, 2, 1, Locality::NodeLocal);
-    env.asks("j", &[(MAP, 3, &[(2, 1)])]);
+    env.run("j", MAP, 1, 2, Locality::NodeLocal);
+    env.asks("j", &[(MAP, 3, &[(1, 2)])]);
     assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
     assert_eq!(env.nas_memory().job_map_skips(&j), 1);
+}
+
+#[test]
+fn nas_mts_past_its_map_wait_takes_only_rack_local_maps_for_one_more_wait_then_any() {
+    // A job whose splits are on rack 2. Offers on rack 1 skip it through the map wait (5 s)
+    // and, by default, one more wait as long; past the first, an offer on rack 2 places its map
+    // there. `mapRackWait=none` (the paper) takes it on any rack past the first wait.
+    for (rack_wait, any_after_ms) in [(None, 10_000), (Some("none"), 5_000)] {
+        let elements: Vec<(&str, &str)> =
+            rack_wait.map(|w| ("mapRackWait", w)).into_iter().collect();
+        let mut env = TestEnv::nas(2, 2, &[(TRAFFIC_THRESHOLD_MB, "1000")], &elements);
+        env.submit("j", "root.nas", 1, &[]);
+        env.asks("j", &[(MAP, 4, &[(2, 1)])]);
+        let start = env.now_ms;
+        for offset in [0, 4_999] {
+            env.now_ms = start + offset;
+            assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
+        }
+        env.now_ms = start + 5_000;
+        assert_eq!(ranking(&env.offer(2, 2), "root.nas"), ["j:20:rack"]);
+        for offset in [5_000, 9_999, 10_000] {
+            env.now_ms = start + offset;
+            let expected: &[&str] = if offset >= any_after_ms {
+                &["j:20:any"]
+            } else {
+                &[]
+            };
+            assert_eq!(
+                ranking(&env.offer(1, 1), "root.nas"),
+                expected,
+                "{rack_wait:?} at {offset} ms"
+            );
+        }
+    }
+
+    // With maxSkips the second wait is as many skips again.
+    let mut env = TestEnv::nas(
+        2,
+        2,
+        &[(TRAFFIC_THRESHOLD_MB, "1000")],
+        &[("maxSkips", "2")],
+    );
+    env.submit("j", "root.nas", 1, &[]);
+    env.asks("j", &[(MAP, 4, &[(2, 1)])]);
+    let j = AppId("j".into());
+    for skips in 1..=4 {
+        assert!(ranking(&env.offer(1, 1), "root.nas").is_empty());
+        assert_eq!(env.nas_memory().job_map_skips(&j), skips);
+    }
+    assert_eq!(ranking(&env.offer(1, 1), "root.nas"), ["j:20:any"]);
 }
 
 #[test]
@@ -708,7 +759,7 @@ fn nas_congested_rack_hold_on_heavy_maps_ends_with_the_users_map_wait() {
     env.submit("heavy", "root.nas", 1, &[]);
     env.submit("light", "root.nas", 2, &[]);
     env.asks("heavy", &[(MAP, 4, &[(1, 1)])]);
-    env.asks("light", &[(MAP, 1, &[(2, 1)])]);
+    env.asks("light", &[(MAP, 1, &[(1, 2)])]);
     predicted(&mut env, "heavy", 4, 50.0, 50.0); // 200 MiB
     predicted(&mut env, "light", 4, 0.1, 0.1); // 0.4 MiB
     rack_load(&mut env, 1, 0.95);
@@ -724,7 +775,7 @@ fn nas_congested_rack_hold_on_heavy_maps_ends_with_the_users_map_wait() {
     assert!(relaxed.diagnostics.rack_saturated);
     assert_eq!(
         ranking(&relaxed, "root.nas"),
-        ["heavy:20:node", "light:20:any"]
+        ["heavy:20:node", "light:20:rack"]
     );
     assert_eq!(
         reasons(&relaxed, "root.nas"),
@@ -948,7 +999,7 @@ fn nas_waits_for_each_jobs_own_data_where_fairscheduler_orders_a_users_jobs() {
         env.submit("local", "root.nas", 1, &[]);
         env.asks("local", &[(MAP, 4, &[(1, 1)])]);
         env.submit("elsewhere", "root.nas", 2, &[]);
-        env.asks("elsewhere", &[(MAP, 1, &[(2, 1)])]);
+        env.asks("elsewhere", &[(MAP, 1, &[(1, 2)])]);
         let elsewhere = AppId("elsewhere".into());
         let per_job = kind_order.is_none();
         let start = env.now_ms;
@@ -960,7 +1011,7 @@ fn nas_waits_for_each_jobs_own_data_where_fairscheduler_orders_a_users_jobs() {
         }
         env.now_ms = start + 5_000;
         let past_wait: &[&str] = if per_job {
-            &["local:20:node", "elsewhere:20:any"]
+            &["local:20:node", "elsewhere:20:rack"]
         } else {
             &["local:20:node"]
         };

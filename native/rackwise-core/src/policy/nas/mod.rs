@@ -47,6 +47,11 @@
 //!   takes far longer (measured: docs/simulator.md, "NAS's map wait and what a remote read
 //!   costs"). Until a map placed off its data finished (after a restart, too) the wait is
 //!   `maxWaitMs`. CR-RTS's reduce wait stays `maxWaitMs`.
+//! * Past that wait MTS relaxes in two levels, as delay scheduling does (`mapRackWait`): for
+//!   one more wait as long it takes only a map with a split on the offered rack, then any. The
+//!   paper relaxes to any rack at once, ranking by MapCost; but a job's input often sits on
+//!   few racks, and maps taken anywhere read it over those racks' links (docs/simulator.md,
+//!   "NAS's map wait per rack").
 //! * MTS's hold on heavy and medium maps of a congested rack is conditional and bounded: it
 //!   applies only while the user has other work to place on the offer and within the user's
 //!   map wait. Unbounded, it left containers idle on a saturated cluster, where every rack is
@@ -119,6 +124,7 @@ const REDUCE_RACK_WAIT_MS: &str = "reduceRackWaitMs";
 const KIND_ORDER: &str = "kindOrder";
 const CONGESTION_RESPONSE: &str = "congestionResponse";
 const MAP_WAIT: &str = "mapWait";
+const MAP_RACK_WAIT: &str = "mapRackWait";
 
 /// Weight of the newest sample in the moving mean of what a map placed off its data cost: about
 /// the last 20 such maps, so one slow map does not set the wait and a change of load shows
@@ -165,6 +171,17 @@ const QUEUE_PARAMS: &[Param] = &[
         "fixed: MTS skips a user for maxWaitMs, as the paper does; read-cost: for as long as \
          maps placed off their data lately took longer than their job's data-local maps, and \
          at least maxWaitMs",
+    ),
+    Param::word(
+        MAP_RACK_WAIT,
+        // Measured (docs/simulator.md, "NAS's map wait per rack"): FB-2010 at X = 16 and 24,
+        // FB-2009 at 64 and 96, both input layouts, and the mix.
+        "as-map-wait",
+        &["none", "as-map-wait"],
+        "none: past its map wait MTS takes a map on any rack, by category and MapCost, as the \
+         paper does; as-map-wait: past it, only a map with a split on the offered rack for one \
+         more wait as long (the same skips with maxSkips), then any, as delay scheduling \
+         relaxes node-local to rack-local to off-switch",
     ),
     Param::whole(
         MAX_SKIPS,
@@ -259,6 +276,9 @@ pub struct Params {
     /// Whether MTS's wait follows what a map placed off its data lately cost (else it is
     /// `max_wait_ms`).
     pub map_wait_follows_reads: bool,
+    /// Whether, past its map wait, MTS takes only rack-local maps for one more wait before
+    /// any.
+    pub map_rack_wait: bool,
     /// How long a job's reduces may be held off racks where it reached its ReduceNum.
     pub reduce_rack_wait_ms: u64,
     /// Whether FairScheduler's app order, not NAS's ranking, decides between the user's jobs.
@@ -277,6 +297,7 @@ impl Params {
             max_wait_ms: values.number(MAX_WAIT_MS) as u64,
             max_skips: values.number(MAX_SKIPS) as u32,
             map_wait_follows_reads: values.word(MAP_WAIT) == "read-cost",
+            map_rack_wait: values.word(MAP_RACK_WAIT) == "as-map-wait",
             reduce_rack_wait_ms: values.number(REDUCE_RACK_WAIT_MS) as u64,
             jobs_by_app_order: values.word(KIND_ORDER) == "apps",
             respond_while_a_rack_is_free: values.word(CONGESTION_RESPONSE)
@@ -799,7 +820,7 @@ fn relaxed_else_skip(
         }
         return reached;
     };
-    let reached = wait_over(&Some(*state), params, wait_ms, now_ms);
+    let reached = waits_over(&Some(*state), params, wait_ms, now_ms, 1);
     if reached && !state.relaxed {
         let waited_ms = now_ms.saturating_sub(state.since_ms);
         state.relaxed = true;
@@ -831,14 +852,20 @@ impl std::fmt::Display for Waiter<'_> {
     }
 }
 
-/// Whether `skips` reached the bound, `max_skips` skips or else `wait_ms` (without counting a
-/// skip): a wait that has not started has not ended.
-fn wait_over(skips: &Option<Skips>, params: &Params, wait_ms: u64, now_ms: u64) -> bool {
+/// Whether `skips` lasted `waits` bounds, each `max_skips` skips or else `wait_ms` (without
+/// counting a skip): a wait that has not started has not ended.
+fn waits_over(
+    skips: &Option<Skips>,
+    params: &Params,
+    wait_ms: u64,
+    now_ms: u64,
+    waits: u32,
+) -> bool {
     skips.as_ref().is_some_and(|state| {
         if params.max_skips > 0 {
-            state.count >= params.max_skips
+            state.count >= params.max_skips.saturating_mul(waits)
         } else {
-            now_ms.saturating_sub(state.since_ms) >= wait_ms
+            now_ms.saturating_sub(state.since_ms) >= wait_ms.saturating_mul(u64::from(waits))
         }
     })
 }
@@ -1056,7 +1083,7 @@ fn mts(
     let is_held = |task: &MapTask| classify(&task.prediction, params) != Class::Light;
     let held = congested
         && (other_work || has_light_maps(candidates, settings, params))
-        && !wait_over(skips, params, wait_ms, offer.now_ms);
+        && !waits_over(skips, params, wait_ms, offer.now_ms, 1);
     let tasks = || all_tasks().filter(move |t| !(held && is_held(t)));
     let mut walked = tasks().peekable();
     if walked.peek().is_none() {
@@ -1120,6 +1147,22 @@ fn mts(
         if task.ask.racks.get(offer.rack).is_some_and(|n| *n > 0) {
             task.locality = Locality::RackLocal;
         }
+    }
+    // The rack level (mapRackWait): past the map wait, a rack without the user's (job's) data
+    // is skipped for one more wait. A job's input often sits on few racks; taken on any rack
+    // at once, its maps' reads converge on those racks' links.
+    let on_its_racks =
+        |task: &MapTask| task.locality != Locality::OffSwitch || has_no_locality(task);
+    let no_rack_wait = params.max_skips == 0 && wait_ms == 0;
+    if params.map_rack_wait
+        && !no_rack_wait
+        && !tasks.iter().any(on_its_racks)
+        && !waits_over(skips, params, wait_ms, offer.now_ms, 2)
+    {
+        if let Some(state) = skips {
+            state.count += 1;
+        }
+        return;
     }
     let mut fitting: Vec<&MapTask> = tasks.iter().filter(|t| qualified(t)).collect();
     if !fitting.is_empty() {
