@@ -810,7 +810,7 @@ fn relaxed_else_skip(
     skipped: bool,
 ) -> bool {
     let Some(state) = skips else {
-        let reached = params.max_skips == 0 && wait_ms == 0;
+        let reached = no_wait(params, wait_ms);
         if !reached && skipped {
             *skips = Some(Skips {
                 count: 1,
@@ -850,6 +850,11 @@ impl std::fmt::Display for Waiter<'_> {
             Waiter::Job(queue, app) => write!(f, "queue {queue}, job {}", app.0),
         }
     }
+}
+
+/// Whether neither a skip count nor a wait bounds MTS: it never skips.
+fn no_wait(params: &Params, wait_ms: u64) -> bool {
+    params.max_skips == 0 && wait_ms == 0
 }
 
 /// Whether `skips` lasted `waits` bounds, each `max_skips` skips or else `wait_ms` (without
@@ -1153,9 +1158,8 @@ fn mts(
     // at once, its maps' reads converge on those racks' links.
     let on_its_racks =
         |task: &MapTask| task.locality != Locality::OffSwitch || has_no_locality(task);
-    let no_rack_wait = params.max_skips == 0 && wait_ms == 0;
     if params.map_rack_wait
-        && !no_rack_wait
+        && !no_wait(params, wait_ms)
         && !tasks.iter().any(on_its_racks)
         && !waits_over(skips, params, wait_ms, offer.now_ms, 2)
     {
