@@ -94,9 +94,19 @@ final class HadoopDaemons implements AutoCloseable {
         .collect(Collectors.toList());
   }
 
-  /** The ResourceManager's web port, where its {@code /jmx} servlet answers. */
-  int rmWebPort() {
-    return rmWebPort;
+  /**
+   * What the ResourceManager's web app answers at {@code path} ({@code /jmx?qry=...}, a REST
+   * resource), as JSON.
+   */
+  JsonNode rmWeb(String path) throws IOException {
+    URLConnection answer = URI.create("http://127.0.0.1:" + rmWebPort + path).toURL()
+        .openConnection();
+    // Bounded: whatever holds the port may accept and never answer.
+    answer.setConnectTimeout(5_000);
+    answer.setReadTimeout(5_000);
+    try (InputStream in = answer.getInputStream()) {
+      return JSON.readTree(in);
+    }
   }
 
   /** The configuration every process shares; callers add the scheduler's keys before start. */
@@ -238,16 +248,9 @@ final class HadoopDaemons implements AutoCloseable {
     // Active and started: every endpoint is bound, so the NodeManagers' copy of the RM's
     // addresses below is final.
     awaitStarted("ResourceManager active", () -> {
-      URLConnection info = URI.create("http://127.0.0.1:" + rmWebPort + "/ws/v1/cluster/info")
-          .toURL().openConnection();
-      // Bounded: whatever holds the port may accept and never answer.
-      info.setConnectTimeout(5_000);
-      info.setReadTimeout(5_000);
-      try (InputStream in = info.getInputStream()) {
-        JsonNode cluster = JSON.readTree(in).path("clusterInfo");
-        return cluster.path("state").asText().equals("STARTED")
-            && cluster.path("haState").asText().equals("ACTIVE");
-      }
+      JsonNode cluster = rmWeb("/ws/v1/cluster/info").path("clusterInfo");
+      return cluster.path("state").asText().equals("STARTED")
+          && cluster.path("haState").asText().equals("ACTIVE");
     });
     for (int r = 0; r < racks; r++) {
       String host = LoopbackTopology.host(r, 0);

@@ -4,10 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.File;
-import java.io.InputStream;
-import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,8 +32,6 @@ import org.junit.jupiter.params.provider.MethodSource;
  * the one the build just made ({@code rackwise.jar}).
  */
 class RealDaemonsIT {
-
-  private static final ObjectMapper JSON = new ObjectMapper();
 
   /**
    * The Hadoop lines one jar supports, each as the system property naming its runtime's
@@ -108,7 +103,7 @@ class RealDaemonsIT {
         assertTrue(fs.exists(new org.apache.hadoop.fs.Path("/out/_SUCCESS")));
       }
 
-      JsonNode bean = rackwiseBean(cluster.rmWebPort());
+      JsonNode bean = rackwiseBean(cluster);
       assertEquals(1, bean.path("NativeActive").asInt(), "native core steering: " + bean);
       assertEquals(0, bean.path("NativeFailures").asLong(), bean.toString());
       assertEquals(0, bean.path("FallbackOffers").asLong(), bean.toString());
@@ -119,13 +114,10 @@ class RealDaemonsIT {
   }
 
   /** The RackwiseMetrics bean, read from the RM's {@code /jmx} servlet. */
-  private static JsonNode rackwiseBean(int rmWebPort) throws Exception {
-    URI jmx = URI.create("http://127.0.0.1:" + rmWebPort
-        + "/jmx?qry=Hadoop:service=ResourceManager,name=RackwiseMetrics");
-    try (InputStream in = jmx.toURL().openStream()) {
-      JsonNode beans = JSON.readTree(in).path("beans");
-      assertEquals(1, beans.size(), "one RackwiseMetrics bean at " + jmx + ": " + beans);
-      return beans.get(0);
-    }
+  private static JsonNode rackwiseBean(HadoopDaemons cluster) throws Exception {
+    String query = "/jmx?qry=Hadoop:service=ResourceManager,name=RackwiseMetrics";
+    JsonNode beans = cluster.rmWeb(query).path("beans");
+    assertEquals(1, beans.size(), "one RackwiseMetrics bean at " + query + ": " + beans);
+    return beans.get(0);
   }
 }
