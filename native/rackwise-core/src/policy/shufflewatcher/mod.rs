@@ -125,7 +125,10 @@ const QUEUE_PARAMS: &[Param] = &[
     ),
     Param::word(
         OFF_RACK_MAPS,
-        "node-local",
+        // Measured (docs/simulator.md, "Rack-local maps off the SAMP racks"): in SAMP's cost a
+        // rack-local read elsewhere crosses no rack link, as a node-local one does not, and
+        // the jobs it released were the ones most often held.
+        "rack-local",
         &["none", "node-local", "rack-local"],
         "after localityWaitMs, a job's maps also take a node off its SAMP racks that holds \
          their split (node-local) or sits on a rack holding it (rack-local), when SAMP's cost \
