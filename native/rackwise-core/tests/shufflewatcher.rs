@@ -453,30 +453,27 @@ fn nass_map_waits_for_a_local_placement_for_a_bounded_time() {
 /// rack, a light job (shuffle/input 0.5: its output crossing racks costs half a remote read)
 /// takes a node off the rack that holds its split rather than read it remotely on its rack; a
 /// heavy one (ratio 2) keeps waiting for its rack. Rack-local maps off the rack only under
-/// `rack-local`; any map elsewhere only after `rackWaitMs`.
+/// `rack-local`, the default (`None`: the element left out); any map elsewhere only after
+/// `rackWaitMs`.
 #[test]
 fn off_rack_maps_go_node_local_elsewhere_only_where_samp_prices_them_below_a_remote_read() {
+    let node_and_rack = vec!["job:20:node", "job:20:rack"];
     for (mode, ratio, node_local_elsewhere, rack_local_elsewhere) in [
-        ("node-local", "0.5", vec!["job:20:node"], vec![]),
+        (Some("node-local"), "0.5", vec!["job:20:node"], vec![]),
         (
-            "rack-local",
+            Some("rack-local"),
             "0.5",
-            vec!["job:20:node", "job:20:rack"],
+            node_and_rack.clone(),
             vec!["job:20:rack"],
         ),
-        ("node-local", "2", vec![], vec![]),
-        ("none", "0.5", vec![], vec![]),
+        (None, "0.5", node_and_rack, vec!["job:20:rack"]),
+        (Some("node-local"), "2", vec![], vec![]),
+        (Some("none"), "0.5", vec![], vec![]),
     ] {
-        let mut env = TestEnv::with_queue(
-            2,
-            2,
-            &[],
-            &[
-                ("localityWaitMs", "3000"),
-                ("rackWaitMs", "5000"),
-                ("offRackMaps", mode),
-            ],
-        );
+        let mut elements = vec![("localityWaitMs", "3000"), ("rackWaitMs", "5000")];
+        elements.extend(mode.map(|mode| ("offRackMaps", mode)));
+        let mode = mode.unwrap_or("the default");
+        let mut env = TestEnv::with_queue(2, 2, &[], &elements);
         env.submit(
             "job",
             "root.sw",
