@@ -14,6 +14,7 @@ import java.util.TreeMap;
 import org.apache.hadoop.mapreduce.JobCounter;
 import org.apache.hadoop.mapreduce.TaskCounter;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
+import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairSchedulerConfiguration;
 
 /**
  * The "main job" runner: the same {@link JobMix} on a fresh multi-rack cluster per scheduler,
@@ -24,8 +25,10 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler
  * docs/minicluster.md). Knobs are system properties, forwarded by the profile from the Maven
  * command line:
  * <ul>
- *   <li>{@code rackwise.compare.schedulers}: comma list of {@code rackwise}, {@code stock}
- *       (default {@code rackwise,stock}; order = run order)</li>
+ *   <li>{@code rackwise.compare.schedulers}: comma list of {@code rackwise} and the stock
+ *       settings {@code stock} (FairScheduler as installed), {@code stock-delay} (with delay
+ *       scheduling) and {@code stock-fifo} (FIFO leaf queues); default {@link
+ *       #DEFAULT_SCHEDULERS}, in run order</li>
  *   <li>{@code rackwise.compare.racks}, {@code rackwise.compare.nodesPerRack} (2, 2)</li>
  *   <li>{@code rackwise.compare.nmMemoryMb}: memory each NodeManager offers (2048, i.e. four
  *       512 MB task containers)</li>
@@ -41,23 +44,49 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler
 public final class CompareRunner {
   private static final String CONF_PREFIX = "rackwise.compare.conf.";
 
+  /**
+   * The stock FairScheduler settings a user could pick instead of Rackwise: as installed,
+   * with delay scheduling, and with FIFO leaf queues (the simulator's {@code fair}, {@code
+   * delay} and {@code fair-fifo}). A claim against "stock" is a claim against the best of them.
+   */
+  public static final List<String> STOCK_SCHEDULERS =
+      List.of("stock", "stock-delay", "stock-fifo");
+
+  /** The main job's run order: Rackwise, then every stock setting. */
+  public static final String DEFAULT_SCHEDULERS = "rackwise," + String.join(",", STOCK_SCHEDULERS);
+
+  private static final String STOCK_ALLOCATIONS = "allocations/stock-fair-scheduler.xml";
+
   /** One scheduler setup to run the mix under. */
-  private record Variant(String label, String schedulerClass, String allocationResource,
-      Map<String, String> conf) {
-    static Variant of(String name) {
-      switch (name.trim().toLowerCase(Locale.ROOT)) {
+  private record Variant(String name, String label, String schedulerClass,
+      String allocationResource, Map<String, String> conf) {
+    static Variant of(String requested) {
+      String name = requested.trim().toLowerCase(Locale.ROOT);
+      switch (name) {
         case "rackwise":
           // native.required: a run that silently fell back to stock FS would compare FS
           // with itself.
-          return new Variant("Rackwise", MultiRackCluster.RACKWISE_SCHEDULER,
+          return new Variant(name, "Rackwise", MultiRackCluster.RACKWISE_SCHEDULER,
               "allocations/rackwise-compare-fair-scheduler.xml",
               Map.of(MultiRackCluster.RACKWISE_NATIVE_REQUIRED, "true"));
         case "stock":
-          return new Variant("FairScheduler", MultiRackCluster.FAIR_SCHEDULER,
-              "allocations/stock-fair-scheduler.xml", Map.of());
+          return new Variant(name, "FairScheduler", MultiRackCluster.FAIR_SCHEDULER,
+              STOCK_ALLOCATIONS, Map.of());
+        case "stock-delay":
+          // The longest wait FairScheduler allows: a whole cluster's worth of scheduling
+          // opportunities for a node-local container, as many again for a rack-local one
+          // (the simulator's `delay` baseline).
+          return new Variant(name, "FairScheduler+delay", MultiRackCluster.FAIR_SCHEDULER,
+              STOCK_ALLOCATIONS, Map.of(
+                  FairSchedulerConfiguration.LOCALITY_THRESHOLD_NODE, "1.0",
+                  FairSchedulerConfiguration.LOCALITY_THRESHOLD_RACK, "1.0"));
+        case "stock-fifo":
+          return new Variant(name, "FairScheduler/FIFO", MultiRackCluster.FAIR_SCHEDULER,
+              "allocations/stock-fifo-fair-scheduler.xml", Map.of());
         default:
-          throw new IllegalArgumentException("unknown scheduler '" + name
-              + "' in rackwise.compare.schedulers (use rackwise, stock)");
+          throw new IllegalArgumentException("unknown scheduler '" + requested
+              + "' in rackwise.compare.schedulers (use rackwise, "
+              + String.join(", ", STOCK_SCHEDULERS) + ")");
       }
     }
   }
@@ -119,8 +148,10 @@ public final class CompareRunner {
   public static void main(String[] args) throws Exception {
     int status;
     try {
-      List<String> schedulers = List.of(
-          System.getProperty("rackwise.compare.schedulers", "rackwise,stock").split(","));
+      // The Maven profile forwards the property even when nobody set it, as an empty value.
+      String requested = System.getProperty("rackwise.compare.schedulers", "");
+      List<String> schedulers =
+          List.of((requested.isBlank() ? DEFAULT_SCHEDULERS : requested).split(","));
       List<Run> runs = compare(Setup.fromSystemProperties(), schedulers, System.out);
       status = runs.stream().flatMap(r -> r.results().stream()).allMatch(JobResult::succeeded)
           ? 0 : 1;
@@ -133,8 +164,8 @@ public final class CompareRunner {
   }
 
   /**
-   * Runs the mix on a fresh cluster per scheduler ({@code rackwise}, {@code stock}, in the
-   * given order), prints each run and then the side-by-side table, and writes the table to
+   * Runs the mix on a fresh cluster per scheduler (names as in {@link #DEFAULT_SCHEDULERS}, in
+   * the given order), prints each run and then the side-by-side table, and writes the table to
    * {@code target/rackwise-it/compare.csv}.
    */
   public static List<Run> compare(Setup setup, List<String> schedulers, PrintStream out)
@@ -150,7 +181,7 @@ public final class CompareRunner {
     for (Variant v : variants) {
       out.printf("%n== %s (%s)%n", v.label, v.schedulerClass);
       long start = System.nanoTime();
-      try (MultiRackCluster cluster = MultiRackCluster.builder("compare-" + v.label)
+      try (MultiRackCluster cluster = MultiRackCluster.builder("compare-" + v.name)
           .racks(setup.racks())
           .nodesPerRack(setup.nodesPerRack())
           .nmMemoryMb(setup.nmMemoryMb())
