@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.TreeMap;
 
 import org.apache.hadoop.mapreduce.JobCounter;
+import org.apache.hadoop.mapreduce.MRJobConfig;
 import org.apache.hadoop.mapreduce.TaskCounter;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.ResourceScheduler;
 import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairSchedulerConfiguration;
@@ -27,8 +28,9 @@ import org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairSchedule
  * <ul>
  *   <li>{@code rackwise.compare.schedulers}: comma list of {@code rackwise} and the stock
  *       settings {@code stock} (FairScheduler as installed), {@code stock-delay} (with delay
- *       scheduling) and {@code stock-fifo} (FIFO leaf queues); default {@link
- *       #DEFAULT_SCHEDULERS}, in run order</li>
+ *       scheduling), {@code stock-fifo} (FIFO leaf queues) and {@code stock-speculative}
+ *       (MapReduce's speculative attempts on); default {@link #DEFAULT_SCHEDULERS}, in run
+ *       order</li>
  *   <li>{@code rackwise.compare.racks}, {@code rackwise.compare.nodesPerRack} (2, 2)</li>
  *   <li>{@code rackwise.compare.nmMemoryMb}: memory each NodeManager offers (2048, i.e. four
  *       512 MB task containers)</li>
@@ -45,12 +47,14 @@ public final class CompareRunner {
   private static final String CONF_PREFIX = "rackwise.compare.conf.";
 
   /**
-   * The stock FairScheduler settings a user could pick instead of Rackwise: as installed,
-   * with delay scheduling, and with FIFO leaf queues (the simulator's {@code fair}, {@code
-   * delay} and {@code fair-fifo}). A claim against "stock" is a claim against the best of them.
+   * The stock settings a user could pick instead of Rackwise: FairScheduler as installed,
+   * with delay scheduling, with FIFO leaf queues (the simulator's {@code fair}, {@code delay}
+   * and {@code fair-fifo}), and with MapReduce's speculative attempts, which Hadoop has on by
+   * default and the harness turns off for every other run. A claim against "stock" is a claim
+   * against the best of them.
    */
   public static final List<String> STOCK_SCHEDULERS =
-      List.of("stock", "stock-delay", "stock-fifo");
+      List.of("stock", "stock-delay", "stock-fifo", "stock-speculative");
 
   /** The main job's run order: Rackwise, then every stock setting. */
   public static final String DEFAULT_SCHEDULERS = "rackwise," + String.join(",", STOCK_SCHEDULERS);
@@ -83,6 +87,12 @@ public final class CompareRunner {
         case "stock-fifo":
           return new Variant(name, "FairScheduler/FIFO", MultiRackCluster.FAIR_SCHEDULER,
               "allocations/stock-fifo-fair-scheduler.xml", Map.of());
+        case "stock-speculative":
+          // mapred-default.xml's values, over the harness's "off" (MultiRackCluster says why).
+          return new Variant(name, "FairScheduler+speculation",
+              MultiRackCluster.FAIR_SCHEDULER, STOCK_ALLOCATIONS, Map.of(
+                  MRJobConfig.MAP_SPECULATIVE, "true",
+                  MRJobConfig.REDUCE_SPECULATIVE, "true"));
         default:
           throw new IllegalArgumentException("unknown scheduler '" + requested
               + "' in rackwise.compare.schedulers (use rackwise, "
