@@ -19,12 +19,11 @@ import org.junit.jupiter.api.Timeout;
  * RackwiseFairScheduler (native core required, queue policy {@code shufflewatcher}) and once
  * under each stock setting a user could pick instead ({@link CompareRunner#STOCK_SCHEDULERS}:
  * FairScheduler as installed, with delay scheduling, with FIFO leaf queues, with speculative
- * attempts),
- * each on a fresh 2-rack cluster with HDFS. The cross-rack shuffle of each job is read from its
- * history (per reduce attempt: shuffle bytes times the share of the job's map output on other
- * racks, {@code ExampleJobs#crossRackShuffle}); every job's figure and the ratios go to the test
- * output, and Rackwise must move at most half of the bytes the best stock setting moved across
- * racks.
+ * attempts), each on a fresh 2-rack cluster with HDFS. The cross-rack shuffle of each job is
+ * read from its history (per reduce attempt: shuffle bytes times the share of the job's map
+ * output on other racks, {@code ExampleJobs#crossRackShuffle}); every job's figure and the
+ * ratios go to the test output, and Rackwise must move at most half of the bytes the best stock
+ * setting moved across racks.
  */
 class CrossRackShuffleIT {
   /** Rackwise must move at most this share of the best stock setting's cross-rack shuffle. */
