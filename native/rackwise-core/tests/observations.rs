@@ -191,6 +191,41 @@ fn a_job_goes_through_its_phases_by_its_counts() {
 }
 
 #[test]
+fn the_ams_map_count_wins_over_an_ask_that_lags_a_placed_map() {
+    let mut f = Fixture::new();
+    let known = |f: &Fixture| {
+        let app = &f.state.apps[&AppId("app".into())];
+        (
+            app.job.known_maps(app.pending(TaskKind::Map)),
+            app.job.known_reduces(app.pending(TaskKind::Reduce)),
+        )
+    };
+    f.asks(&[(20, 3), (10, 1)]);
+    f.allocate("m1", 20, 1_000);
+    f.allocate("m2", 20, 1_000);
+    // The AM's next allocate call still asks 3 maps: it has not yet seen m1 and m2 placed.
+    f.asks(&[(20, 3)]);
+    assert_eq!(known(&f), (5, 1), "before counters: what was seen");
+    let stats = |reduces_total| Event::JobStats {
+        app: AppId("app".into()),
+        maps_total: 3,
+        maps_completed: 0,
+        reduces_total,
+        map_input_bytes: 0,
+        map_output_bytes: 0,
+    };
+    f.apply(stats(2));
+    assert_eq!(known(&f), (3, 2), "the AM's own counts");
+    // A reduce the AM preempted looks finished to the RM and its rerun is asked again: the
+    // reduce count keeps room for it.
+    f.allocate("r1", 10, 2_000);
+    f.finish("r1", 3_000);
+    f.asks(&[(10, 2)]);
+    f.apply(stats(2));
+    assert_eq!(known(&f), (3, 3));
+}
+
+#[test]
 fn host_figures_keep_the_latest_valid_figure_each() {
     let event =
         |host: &str, time_ms, cross_rack_mbps, disk_utilization, network_utilization, cpu_speed| {
