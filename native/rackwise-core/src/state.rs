@@ -189,10 +189,10 @@ impl Job {
 
     /// Maps the job has: the AM's own count once it reported one (the MapReduce AM reports
     /// `mapsTotal` 0 until it has initialised the job), else what we saw finished, running and
-    /// asked. The AM's count wins because the RM's ask can overstate what is left: the AM's
-    /// ask is absolute, and one sent before the AM learns of a container the RM just granted
-    /// restates the count the RM had lowered (YARN-1902). Counting what it saw, a run of the
-    /// main job took TeraSort's 12 maps for 14.
+    /// asked. The AM's count wins because the RM's ask can overstate what is left (counting
+    /// what it saw, a run of the main job took TeraSort's 12 maps for 14): most likely the
+    /// AM's absolute ask, sent before the AM learned of a container the RM had just granted,
+    /// restating the count the RM had lowered (YARN-1902).
     pub fn known_maps(&self, pending_maps: u32) -> u32 {
         if self.maps_total > 0 {
             self.maps_total
