@@ -221,7 +221,6 @@ fn the_ams_map_count_wins_over_an_ask_that_lags_a_placed_map() {
     f.allocate("r1", 10, 2_000);
     f.finish("r1", 3_000);
     f.asks(&[(10, 2)]);
-    f.apply(stats(2));
     assert_eq!(known(&f), (3, 3));
 }
 
