@@ -206,15 +206,14 @@ fn the_ams_map_count_wins_over_an_ask_that_lags_a_placed_map() {
     // The AM's next allocate call still asks 3 maps: it has not yet seen m1 and m2 placed.
     f.asks(&[(20, 3)]);
     assert_eq!(known(&f), (5, 1), "before counters: what was seen");
-    let stats = |reduces_total| Event::JobStats {
+    f.apply(Event::JobStats {
         app: AppId("app".into()),
         maps_total: 3,
         maps_completed: 0,
-        reduces_total,
+        reduces_total: 2,
         map_input_bytes: 0,
         map_output_bytes: 0,
-    };
-    f.apply(stats(2));
+    });
     assert_eq!(known(&f), (3, 2), "the AM's own counts");
     // A reduce the AM preempted looks finished to the RM and its rerun is asked again: the
     // reduce count keeps room for it.
