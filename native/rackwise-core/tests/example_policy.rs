@@ -76,6 +76,7 @@ impl Policy for SlowNode {
             check,
             steers: true,
             reads_netsat: false,
+            starvation_guard_ms: None,
         }
     }
 
@@ -307,6 +308,7 @@ impl Policy for Recorder {
             check: |_| Vec::new(),
             steers: true,
             reads_netsat: false,
+            starvation_guard_ms: None,
         }
     }
 

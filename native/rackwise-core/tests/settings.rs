@@ -147,6 +147,27 @@ fn queues_inherit_from_their_nearest_configured_ancestor() {
 }
 
 #[test]
+fn with_no_guard_set_a_policy_has_its_own_default_and_the_others_the_keys() {
+    let settings = parse(&config(
+        &[],
+        vec![
+            queue("root.sw", &[("policy", "shufflewatcher")]),
+            queue(
+                "root.sw.quick",
+                &[("policy", "shufflewatcher"), ("starvationGuardMs", "10000")],
+            ),
+            queue("root.nas", &[("policy", "nas")]),
+        ],
+    ))
+    .unwrap();
+    let guard = |queue: &str| settings.starvation_guard_ms(settings.queue_policy(queue));
+    assert_eq!(guard("root.sw"), 60_000, "shufflewatcher's own bound");
+    assert_eq!(guard("root.sw.alice"), 60_000, "inherited with the policy");
+    assert_eq!(guard("root.sw.quick"), 10_000, "the queue's element wins");
+    assert_eq!(guard("root.nas"), 30_000, "the key's default");
+}
+
+#[test]
 fn a_queue_guard_is_its_own_else_the_global_key_and_bad_ones_are_refused() {
     let settings = parse(&config(
         &[("yarn.scheduler.rackwise.starvation-guard-ms", "20000")],
@@ -172,7 +193,11 @@ fn a_queue_guard_is_its_own_else_the_global_key_and_bad_ones_are_refused() {
         20_000,
         "its own element sets none"
     );
-    assert_eq!(guard("root.sw"), 20_000);
+    assert_eq!(
+        guard("root.sw"),
+        20_000,
+        "the operator's key wins over the policy's own default"
+    );
 
     let found = problems(parse(&config(
         &[],

@@ -608,12 +608,20 @@ fn job_order_apps_lets_fairscheduler_choose_between_the_jobs_nass_ranks() {
     }
 }
 
+/// A 30 s starvation guard (not shufflewatcher's own default, so the tests read the same if that
+/// moves) and no waits for a placement: only the guard holds an app back.
+const GUARD_30_S_NO_WAITS: &[(&str, &str)] = &[
+    ("starvationGuardMs", "30000"),
+    ("localityWaitMs", "0"),
+    ("rackWaitMs", "0"),
+];
+
 /// The starvation guard puts a lifted app first in its queue even where FairScheduler orders the
 /// queue's apps: on that offer the plan's order decides, and the app FairScheduler would offer
 /// the node to first (the heavy job here, NASS's first) is vetoed.
 #[test]
 fn a_starved_job_goes_first_though_fairscheduler_orders_the_users_jobs() {
-    let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "0"), ("rackWaitMs", "0")]);
+    let mut env = TestEnv::with_queue(2, 2, &[], GUARD_30_S_NO_WAITS);
     env.submit("heavy", "root.sw", 100, &["rackwise.shuffle-ratio=3"]);
     env.submit("light", "root.sw", 200, &["rackwise.shuffle-ratio=0.2"]);
     env.asks("heavy", &[(REDUCE, 2, &[])]);
@@ -646,7 +654,7 @@ fn a_starved_job_goes_first_though_fairscheduler_orders_the_users_jobs() {
 /// job, tripping the guard again one bound after each container, would head the queue every time.
 #[test]
 fn the_guard_lifts_the_longest_waiting_app_first() {
-    let mut env = TestEnv::with_queue(2, 2, &[], &[("localityWaitMs", "0"), ("rackWaitMs", "0")]);
+    let mut env = TestEnv::with_queue(2, 2, &[], GUARD_30_S_NO_WAITS);
     env.submit("early", "root.sw", 100, &["rackwise.shuffle-ratio=3"]);
     env.submit("late", "root.sw", 200, &["rackwise.shuffle-ratio=3"]);
     env.asks("early", &[(REDUCE, 4, &[])]);

@@ -4,10 +4,11 @@
 //! FairScheduler has already decided which queue gets the node (the shim lets it); per steered
 //! queue the core ranks what its apps may place here. A starvation guard sits above every
 //! policy: an app that has waited with tasks pending for longer than its queue's guard (the
-//! queue's `<starvationGuardMs>`, else `starvation-guard-ms`) goes first with all its asks (of
-//! several such apps, the one waiting longest), and an app whose ApplicationMaster a policy holds
-//! back (`Policy::held_starts`) starts once it has waited that long since its submission, so no
-//! app is ever held back longer than that bound by Rackwise.
+//! queue's `<starvationGuardMs>`, else `starvation-guard-ms`, else the policy's own default)
+//! goes first with all its asks (of several such apps, the one waiting longest), and an app
+//! whose ApplicationMaster a policy holds back (`Policy::held_starts`) starts once it has
+//! waited that long since its submission, so no app is ever held back longer than that bound
+//! by Rackwise.
 //!
 //! Adding a policy is one module folder here and one line in [`Registry::builtin`]; a caller
 //! may also register its own policies (see `tests/example_policy.rs`).
@@ -283,6 +284,7 @@ impl Policy for Unsteered {
             check: no_check,
             steers: false,
             reads_netsat: false,
+            starvation_guard_ms: None,
         }
     }
 

@@ -80,7 +80,8 @@ pub const CORE_KEYS: &[Param] = &[
         (0.0, true),
         3_600_000.0,
         "no app with pending tasks is held back by Rackwise for longer than this; keep it \
-         well under MapReduce's 300 s reducer-preemption delay",
+         well under MapReduce's 300 s reducer-preemption delay; unset, a policy that declares \
+         a guard of its own (shufflewatcher) has that one",
     ),
     Param::number(
         DEFAULT_MAP_INPUT_MB,

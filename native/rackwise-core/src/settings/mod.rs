@@ -91,9 +91,14 @@ pub fn unknown_settings(
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub netsat: NetSatSettings,
-    /// The yarn-site `starvation-guard-ms`; a queue's own bound may replace it (see
+    /// The yarn-site `starvation-guard-ms` when it is set (see
     /// [`Settings::starvation_guard_ms`]).
-    starvation_guard_ms: u64,
+    starvation_guard_ms: Option<u64>,
+    /// The key's default, the guard of a queue whose policy declares none of its own.
+    default_starvation_guard_ms: u64,
+    /// By registry position: the policy's own default guard
+    /// ([`Declaration::starvation_guard_ms`]).
+    policy_starvation_guard_ms: Vec<Option<u64>>,
     pub default_map_input_bytes: u64,
     pub max_hint_ratio: f64,
     /// Each policy's name and own yarn-site keys, by its position in the registry.
@@ -176,7 +181,15 @@ impl Settings {
             .unwrap_or_default();
         let mut settings = Settings {
             netsat: cluster::netsat_settings(&core, uplink_mbps),
-            starvation_guard_ms: core.number(cluster::STARVATION_GUARD_MS) as u64,
+            starvation_guard_ms: raw(cluster::STARVATION_GUARD_MS)
+                .map(|_| core.number(cluster::STARVATION_GUARD_MS) as u64),
+            default_starvation_guard_ms: ParamValues::defaults(CORE_KEYS)
+                .number(cluster::STARVATION_GUARD_MS)
+                as u64,
+            policy_starvation_guard_ms: declarations
+                .iter()
+                .map(|d| d.starvation_guard_ms)
+                .collect(),
             default_map_input_bytes: (core.number(cluster::DEFAULT_MAP_INPUT_MB) * 1024.0 * 1024.0)
                 as u64,
             max_hint_ratio: core.number(cluster::MAX_HINT_RATIO),
@@ -219,11 +232,20 @@ impl Settings {
 
     /// How long an app of a queue may wait with tasks pending before the starvation guard puts
     /// all its asks first: the `<starvationGuardMs>` of the queue's setup (its
-    /// [`queue_policy`](Self::queue_policy)), else the yarn-site `starvation-guard-ms`.
+    /// [`queue_policy`](Self::queue_policy)), else the yarn-site `starvation-guard-ms` if set,
+    /// else the setup's policy's own default, else the key's. An operator's bound, for one
+    /// queue or for the cluster, always wins over what a policy measured best.
     pub fn starvation_guard_ms(&self, setup: &QueueSetup) -> u64 {
         setup
             .starvation_guard_ms
-            .unwrap_or(self.starvation_guard_ms)
+            .or(self.starvation_guard_ms)
+            .or_else(|| {
+                self.policy_starvation_guard_ms
+                    .get(setup.policy)
+                    .copied()
+                    .flatten()
+            })
+            .unwrap_or(self.default_starvation_guard_ms)
     }
 
     /// The queues whose own `<rackwise>` element names the policy at `index`, in name order,

@@ -420,6 +420,11 @@ pub struct Declaration {
     /// ([`Offer::rack_saturated`](crate::policy::Offer)). NetSat's sample walks every running
     /// container, so the engine takes it only while some queue names such a policy.
     pub reads_netsat: bool,
+    /// The starvation guard of a queue this policy steers when neither the queue's
+    /// `<starvationGuardMs>` nor the yarn-site `starvation-guard-ms` is set: a policy whose
+    /// holds measured better under a longer bound declares it here, without loosening the other
+    /// policies' bound. `None`: the yarn-site key's default.
+    pub starvation_guard_ms: Option<u64>,
 }
 
 /// A problem a policy's [`Declaration::check`] found: which element, and why.

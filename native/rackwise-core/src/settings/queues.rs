@@ -11,9 +11,9 @@ use std::collections::BTreeMap;
 pub const ELEMENT_POLICY: &str = "policy";
 
 /// A steered queue's own starvation guard, under any policy. Absent, the queue has the
-/// yarn-site `starvation-guard-ms`: a queue whose policy holds jobs for longer (FRESH's
-/// admission through a minutes-long map phase) raises its own bound without loosening the
-/// others'.
+/// yarn-site `starvation-guard-ms`, or its policy's own default when that key is unset: a
+/// queue whose policy holds jobs for longer (FRESH's admission through a minutes-long map
+/// phase) raises its own bound without loosening the others'.
 pub const ELEMENT_STARVATION_GUARD: &str = "starvationGuardMs";
 
 /// `<starvationGuardMs>` as a parameter: the yarn-site key's bounds, under the element's name.
@@ -21,7 +21,8 @@ pub fn starvation_guard_element() -> Param {
     Param {
         name: ELEMENT_STARVATION_GUARD,
         doc: "no app of this queue is held back by Rackwise for longer than this; absent = \
-              the yarn-site `starvation-guard-ms`",
+              the yarn-site `starvation-guard-ms`, or when that is unset the policy's own \
+              default (shufflewatcher's is its `rackWaitMs` default)",
         ..*cluster::starvation_guard_key()
     }
 }
@@ -34,7 +35,7 @@ pub struct QueueSetup {
     pub policy_name: &'static str,
     /// The policy's declared queue parameters, set or defaulted.
     pub values: ParamValues,
-    /// The queue's `<starvationGuardMs>`; `None` = the yarn-site key's (see
+    /// The queue's `<starvationGuardMs>`; `None` = the yarn-site key's or the policy's (see
     /// [`Settings::starvation_guard_ms`](super::Settings::starvation_guard_ms)).
     pub starvation_guard_ms: Option<u64>,
 }

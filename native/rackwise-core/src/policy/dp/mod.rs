@@ -334,6 +334,7 @@ impl Policy for Dp {
             check: no_check,
             steers: false,
             reads_netsat: false,
+            starvation_guard_ms: None,
         }
     }
 

@@ -341,6 +341,7 @@ impl Policy for Drmjs {
             check,
             steers: true,
             reads_netsat: false,
+            starvation_guard_ms: None,
         }
     }
 

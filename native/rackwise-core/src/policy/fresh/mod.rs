@@ -695,6 +695,7 @@ impl Policy for Fresh {
             check: no_check,
             steers: true,
             reads_netsat: false,
+            starvation_guard_ms: None,
         }
     }
 

@@ -742,6 +742,7 @@ impl Policy for Nas {
             check: check_bounds,
             steers: true,
             reads_netsat: true,
+            starvation_guard_ms: None,
         }
     }
 
