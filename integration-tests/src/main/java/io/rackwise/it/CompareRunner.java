@@ -117,8 +117,9 @@ public final class CompareRunner {
      * that a rack one job prefers is taken by the other job's work rather than left idle.
      *
      * <p>The Rackwise run's queues (allocations/rackwise-compare-fair-scheduler.xml) raise the
-     * starvation guard and {@code rackWaitMs} from 30 s to 180 s: on a 2-core machine running a
-     * dozen task JVMs a task takes 20-40 s, and the file says what each default did here.
+     * starvation guard and {@code rackWaitMs} to 180 s (ShuffleWatcher's defaults are 60 s): on
+     * a 2-core machine running a dozen task JVMs a task takes 20-40 s, and the file says what
+     * 30 s waits did here.
      */
     public static Setup shuffleComparison() {
       return new Setup(2, 2, 2048, true, JobMix.Settings.shuffleComparison(), Map.of());
