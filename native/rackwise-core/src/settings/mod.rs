@@ -91,13 +91,11 @@ pub fn unknown_settings(
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub netsat: NetSatSettings,
-    /// The yarn-site `starvation-guard-ms` when it is set (see
-    /// [`Settings::starvation_guard_ms`]).
-    starvation_guard_ms: Option<u64>,
-    /// The key's default, the guard of a queue whose policy declares none of its own.
-    default_starvation_guard_ms: u64,
-    /// By registry position: the policy's own default guard
-    /// ([`Declaration::starvation_guard_ms`]).
+    /// The yarn-site `starvation-guard-ms`; a queue's own bound, or its policy's, may replace
+    /// it (see [`Settings::starvation_guard_ms`]).
+    starvation_guard_ms: u64,
+    /// By registry position: the policy's own guard ([`Declaration::starvation_guard_ms`]),
+    /// kept only while the yarn-site key is unset, since an operator's bound wins.
     policy_starvation_guard_ms: Vec<Option<u64>>,
     pub default_map_input_bytes: u64,
     pub max_hint_ratio: f64,
@@ -181,14 +179,11 @@ impl Settings {
             .unwrap_or_default();
         let mut settings = Settings {
             netsat: cluster::netsat_settings(&core, uplink_mbps),
-            starvation_guard_ms: raw(cluster::STARVATION_GUARD_MS)
-                .map(|_| core.number(cluster::STARVATION_GUARD_MS) as u64),
-            default_starvation_guard_ms: ParamValues::defaults(CORE_KEYS)
-                .number(cluster::STARVATION_GUARD_MS)
-                as u64,
+            starvation_guard_ms: core.number(cluster::STARVATION_GUARD_MS) as u64,
             policy_starvation_guard_ms: declarations
                 .iter()
                 .map(|d| d.starvation_guard_ms)
+                .map(|own| own.filter(|_| raw(cluster::STARVATION_GUARD_MS).is_none()))
                 .collect(),
             default_map_input_bytes: (core.number(cluster::DEFAULT_MAP_INPUT_MB) * 1024.0 * 1024.0)
                 as u64,
@@ -238,14 +233,13 @@ impl Settings {
     pub fn starvation_guard_ms(&self, setup: &QueueSetup) -> u64 {
         setup
             .starvation_guard_ms
-            .or(self.starvation_guard_ms)
             .or_else(|| {
                 self.policy_starvation_guard_ms
                     .get(setup.policy)
                     .copied()
                     .flatten()
             })
-            .unwrap_or(self.default_starvation_guard_ms)
+            .unwrap_or(self.starvation_guard_ms)
     }
 
     /// The queues whose own `<rackwise>` element names the policy at `index`, in name order,
