@@ -775,6 +775,26 @@ fn samp_weighs_its_choice_again_with_the_ratio_the_counters_measure() {
     }
 }
 
+/// A rack gives a job its containers shared with the other jobs' claims on it, each job
+/// claiming the share of its maps it puts there. On 3 racks of 16 containers, a shuffle-light
+/// job (ratio 0.01) with 4 splits on rack 1 and 4 on rack 2 prefers both, half its maps on
+/// each. A shuffle-heavy job (ratio 10) then asks for 10 maps, 8 of whose splits are on rack 1
+/// and 2 on rack 3: rack 1 alone costs 2 remote reads and gives it 16 / 1.5 = 10.7 containers,
+/// enough for its 10 maps. Counted as a whole job there, the light job would leave it 8, and the
+/// heavy job would take rack 3 alone for 8 remote reads.
+#[test]
+fn a_job_spread_over_racks_claims_each_by_the_share_of_maps_it_puts_there() {
+    let mut env = TestEnv::new(3, 2, &[]);
+    env.submit("light", "root.sw", 1, &["rackwise.shuffle-ratio=0.01"]);
+    env.map_asks_on("light", &[(1, 1, 4), (2, 1, 4)]);
+    env.offer(3, 2);
+    assert_eq!(preferred(&env, "light"), ["/r1", "/r2"]);
+    env.submit("heavy", "root.sw", 2, &["rackwise.shuffle-ratio=10"]);
+    env.map_asks_on("heavy", &[(1, 1, 8), (3, 1, 2)]);
+    env.offer(3, 2);
+    assert_eq!(preferred(&env, "heavy"), ["/r1"]);
+}
+
 /// `sampCapacity`: a job alone on 2 racks of 2 nodes (8 containers each) with all 24 of its
 /// splits on rack 1. Its even share is the whole cluster (32 containers) and rack 1 gives 16,
 /// so under `always` rack 1 alone cannot run its 24 maps at once and its best set is every

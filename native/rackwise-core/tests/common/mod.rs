@@ -11,6 +11,7 @@ use rackwise_core::policy::shufflewatcher::{JobPlacement, ShuffleWatcher};
 use rackwise_core::policy::Registry;
 use rackwise_core::protocol::*;
 use rackwise_core::{CoreError, Engine};
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 pub const AM: i32 = rackwise_core::mapreduce::AM_PRIORITY.0;
@@ -248,6 +249,31 @@ impl TestEnv {
         self.pending.push(Event::AsksChanged {
             app: AppId(app.into()),
             rows,
+        });
+    }
+
+    /// Sets `app`'s map asks to maps whose splits each have one replica: `(rack, node, maps)`
+    /// names how many sit on each node.
+    pub fn map_asks_on(&mut self, app: &str, splits: &[(u32, u32, u32)]) {
+        let mut racks = BTreeMap::new();
+        for (r, _, maps) in splits {
+            *racks.entry(rack(*r)).or_insert(0) += maps;
+        }
+        self.pending.push(Event::AsksChanged {
+            app: AppId(app.into()),
+            rows: vec![Ask {
+                priority: Priority(MAP),
+                any: splits.iter().map(|(_, _, maps)| maps).sum(),
+                resources: Resources {
+                    memory_mb: CONTAINER_MB,
+                    vcores: 1,
+                },
+                hosts: splits
+                    .iter()
+                    .map(|(r, n, maps)| (host(*r, *n).into(), *maps))
+                    .collect(),
+                racks,
+            }],
         });
     }
 

@@ -165,8 +165,8 @@ const QUEUE_PARAMS: &[Param] = &[
         "remote-reads",
         &["always", "remote-reads", "never"],
         "which of SAMP's rack sets must be able to run as many of the job's maps at once as an \
-         even share of the cluster gives it (their containers shared with the other jobs that \
-         prefer them): always; remote-reads, only a set that forces remote map reads (a set \
+         even share of the cluster gives it (their containers shared with the other jobs' \
+         claims on them, each job claiming the share of its maps it puts on a rack): always; remote-reads, only a set that forces remote map reads (a set \
          holding every split trades the job's concurrency for shuffle locality alone); never \
          (Figure 4 as written)",
     ),
@@ -424,18 +424,19 @@ impl ShuffleWatcher {
         self.jobs.find(app)
     }
 
-    /// For each rack, how many known jobs other than `app` prefer it (SAMP's tie-break).
-    fn racks_preferred_by_jobs_other_than(&self, app: &AppId) -> BTreeMap<RackName, u32> {
-        let mut counts = BTreeMap::new();
+    /// For each rack, the claims on it of the known jobs other than `app` (SAMP's tie-break
+    /// and the containers a rack can give).
+    fn rack_claims_of_jobs_other_than(&self, app: &AppId) -> BTreeMap<RackName, f64> {
+        let mut claims = BTreeMap::new();
         for (id, other) in self.jobs.iter() {
             if id == app {
                 continue;
             }
-            for rack in other.samp.iter().flat_map(|s| s.preferred.iter()) {
-                *counts.entry(rack.clone()).or_insert(0) += 1;
+            for (rack, claim) in other.samp.iter().flat_map(SampChoice::claims) {
+                *claims.entry(rack.clone()).or_insert(0.0) += claim;
             }
         }
-        counts
+        claims
     }
 
     /// The once-per-job steps on a new ask table: SAMP when the first map asks arrive (their
@@ -452,26 +453,26 @@ impl ShuffleWatcher {
         let samp_due = maps.is_some() && self.jobs.get(slot, id).is_none_or(|j| j.samp.is_none());
         // SAMP's tie-break walks every job, so it is counted only when SAMP runs (once per
         // job). This ask table changes no other job's choice.
-        let preferred_by_others = samp_due.then(|| self.racks_preferred_by_jobs_other_than(id));
+        let claimed_by_others = samp_due.then(|| self.rack_claims_of_jobs_other_than(id));
         let placement = self.jobs.entry(slot, id);
         let reachable = reachable_map_locality(app, state);
         if reachable == Locality::OffSwitch && placement.reachable != Some(reachable) {
             log_storage_without_locality("shufflewatcher", app);
         }
         placement.reachable = Some(reachable);
-        if let (Some(preferred_by_others), Some(maps)) = (preferred_by_others, maps) {
+        if let (Some(claimed_by_others), Some(maps)) = (claimed_by_others, maps) {
             placement.samp = samp::choose(
                 maps.any,
                 &maps.racks,
                 app.job.estimate.ratio,
-                &preferred_by_others,
+                &claimed_by_others,
                 &rack_capacity(state, maps, params.samp_capacity),
             );
             // Once per job: the one place an operator can see why its maps cluster.
             if let Some(choice) = &placement.samp {
                 log::info!(
                     "job '{}' (queue {}): SAMP prefers {} for its {} maps \
-                     (splits per rack {:?}, racks other jobs prefer {:?}, best locality any \
+                     (splits per rack {:?}, other jobs' claims per rack {}, best locality any \
                      split can get {:?}), tentative reduce shares {}",
                     app.name,
                     app.queue,
@@ -483,7 +484,7 @@ impl ShuffleWatcher {
                     },
                     maps.any,
                     maps.racks,
-                    preferred_by_others,
+                    format_shares(&claimed_by_others),
                     reachable,
                     format_shares(&choice.tentative_shares)
                 );
@@ -541,7 +542,7 @@ impl ShuffleWatcher {
         let Some(maps) = app.asks.get(&MAP_PRIORITY).filter(|_| due) else {
             return;
         };
-        let preferred_by_others = self.racks_preferred_by_jobs_other_than(id);
+        let claimed_by_others = self.rack_claims_of_jobs_other_than(id);
         let Some(placement) = self.jobs.get_mut(slot, id) else {
             return;
         };
@@ -550,7 +551,7 @@ impl ShuffleWatcher {
             maps.any,
             &maps.racks,
             app.job.estimate.ratio,
-            &preferred_by_others,
+            &claimed_by_others,
             &rack_capacity(state, maps, rule),
         );
         if let Some(every_rack) = again.filter(|choice| choice.preferred.is_empty()) {
@@ -822,7 +823,6 @@ fn rack_capacity(
     }
 }
 
-/// `rack=share` pairs for log lines, e.g. `/rack1=0.75,/rack2=0.25`.
 /// Counts per rack as `/rack1=2,/rack2=1`, or `none`.
 fn format_counts(counts: &BTreeMap<RackName, u32>) -> String {
     if counts.is_empty() {
@@ -835,7 +835,11 @@ fn format_counts(counts: &BTreeMap<RackName, u32>) -> String {
         .join(",")
 }
 
+/// `rack=share` pairs for log lines, e.g. `/rack1=0.75,/rack2=0.25`, or `none`.
 fn format_shares(shares: &BTreeMap<RackName, f64>) -> String {
+    if shares.is_empty() {
+        return "none".to_string();
+    }
     shares
         .iter()
         .map(|(rack, share)| format!("{}={share:.2}", rack.0))

@@ -14,10 +14,13 @@
 //! * maps whose splits the set holds are balanced across the set's racks (they free up at
 //!   roughly the same rate), each rack taking at most the maps it holds; remote maps spread
 //!   evenly;
-//! * equally-holding racks are ordered by how many other jobs already prefer them, then by
-//!   name, which spreads jobs whose data sit on the same racks (the paper's Figure 5);
+//! * other jobs' claims on a rack: each job that prefers it counts by the share of its maps it
+//!   puts there (`SampChoice::claims`), so a job spread over four racks weighs about a quarter
+//!   on each, and one concentrated on a rack a whole job;
+//! * equally-holding racks are ordered by other jobs' claims on them, then by name, which
+//!   spreads jobs whose data sit on the same racks (the paper's Figure 5);
 //! * a set that forces remote map reads must be able to give the job its containers: each rack
-//!   gives its map containers shared with the other jobs that prefer it, and the set must give
+//!   gives its map containers shared with the other jobs' claims on it, and the set must give
 //!   at least what the job can expect to run at once (its maps, at most an even share of the
 //!   cluster). Short of that the job's maps would wait for the racks (NASS holds maps for their
 //!   preferred racks) and then read across racks anyway. A set holding every split costs the
@@ -47,6 +50,18 @@ impl SampChoice {
     /// Whether the job prefers `rack`; `None` when it prefers no rack over another.
     pub fn prefers(&self, rack: &RackName) -> Option<bool> {
         (!self.preferred.is_empty()).then(|| self.preferred.contains(rack))
+    }
+
+    /// The job's claim on each rack it prefers: the share of its maps it puts there (summing to
+    /// 1). Counting a job whole on every rack it prefers took a shuffle-light job spread over
+    /// ten racks for ten jobs' demand, and the capacity rule then kept a shuffle-heavy job
+    /// arriving beside it off those racks, so its maps spread (docs/simulator.md, "SAMP's
+    /// claims on a rack").
+    pub fn claims(&self) -> impl Iterator<Item = (&RackName, f64)> {
+        self.preferred.iter().map(|rack| {
+            let share = self.tentative_shares.get(rack).copied().unwrap_or(0.0);
+            (rack, share)
+        })
     }
 
     /// Whether a map of a job of shuffle/input `ratio` that reads its split locally off the
@@ -95,19 +110,20 @@ pub enum CapacityRule {
 }
 
 /// Chooses PreferredMapRacks for a job of `maps` maps whose splits have a replica on each rack
-/// as `replicas` says, with shuffle/input `ratio`. `preferred_by_others` counts, per rack, the
-/// running jobs that already prefer it. `None` when the cluster has no rack with nodes.
+/// as `replicas` says, with shuffle/input `ratio`. `claimed_by_others` sums, per rack, the
+/// running jobs' claims on it (`SampChoice::claims`). `None` when the cluster has no rack with
+/// nodes.
 pub fn choose(
     maps: u32,
     replicas: &BTreeMap<RackName, u32>,
     ratio: f64,
-    preferred_by_others: &BTreeMap<RackName, u32>,
+    claimed_by_others: &BTreeMap<RackName, f64>,
     capacity: &RackCapacity,
 ) -> Option<SampChoice> {
     let total = maps as f64;
-    let others = |rack: &RackName| preferred_by_others.get(rack).copied().unwrap_or(0);
-    // What a rack can give this job: its containers, shared with the jobs that prefer it.
-    let gives = |rack: &RackName, containers: f64| containers / f64::from(1 + others(rack));
+    let others = |rack: &RackName| claimed_by_others.get(rack).copied().unwrap_or(0.0);
+    // What a rack can give this job: its containers, shared with the other jobs' claims on it.
+    let gives = |rack: &RackName, containers: f64| containers / (1.0 + others(rack));
     // Racks with nodes, with the splits each holds (replicas on racks without nodes, such as
     // `/default-rack`, can never be read locally).
     let mut sorted: Vec<(&RackName, f64, f64)> = capacity
@@ -133,11 +149,11 @@ pub fn choose(
                 .collect(),
         });
     }
-    // Racks holding more of the job's splits first; among equals, those other jobs prefer
+    // Racks holding more of the job's splits first; among equals, those other jobs claim
     // less, then those that give more, then by name.
     sorted.sort_by(|a, b| {
         b.1.total_cmp(&a.1)
-            .then_with(|| others(a.0).cmp(&others(b.0)))
+            .then_with(|| others(a.0).total_cmp(&others(b.0)))
             .then_with(|| b.2.total_cmp(&a.2))
             .then_with(|| a.0.cmp(b.0))
     });
@@ -241,6 +257,13 @@ mod tests {
             .collect()
     }
 
+    /// Other jobs' claims per rack.
+    fn claims(list: &[(&str, f64)]) -> BTreeMap<RackName, f64> {
+        list.iter()
+            .map(|(r, c)| (RackName(r.to_string().into()), *c))
+            .collect()
+    }
+
     /// `racks` racks `/r1`.. of 100 containers each, and a job share of 100.
     fn roomy(racks: u32) -> RackCapacity {
         RackCapacity {
@@ -311,7 +334,7 @@ mod tests {
         // light job (ratio 0.1) /r1 + /r2 costs 60 x 0.1 x (1 - 5/9) = 2.7 (no remote read),
         // /r2 alone 40 remote reads; for a heavy one (ratio 10) /r1 + /r2 costs 267 in shuffle
         // across racks and /r2 alone still 40.
-        let others = racks(&[("/r1", 3)]);
+        let others = claims(&[("/r1", 3.0)]);
         let splits = racks(&[("/r1", 60), ("/r2", 20), ("/r3", 20)]);
         let light = choose(60, &splits, 0.1, &others, &roomy(3)).unwrap();
         assert_eq!(names(&light), ["/r1", "/r2"]);
@@ -330,12 +353,41 @@ mod tests {
     }
 
     #[test]
+    fn a_job_spread_over_racks_claims_each_by_its_share_of_maps() {
+        // A light job whose splits sit on four racks prefers all four (nothing read across
+        // racks) and puts a quarter of its maps on each: its claims sum to one job.
+        let spread = choose(
+            40,
+            &racks(&[("/r1", 10), ("/r2", 10), ("/r3", 10), ("/r4", 10)]),
+            0.01,
+            &BTreeMap::new(),
+            &roomy(8),
+        )
+        .unwrap();
+        assert_eq!(names(&spread), ["/r1", "/r2", "/r3", "/r4"]);
+        for (rack, claim) in spread.claims() {
+            assert!((claim - 0.25).abs() < 1e-9, "{rack:?} claims {claim}");
+        }
+        // A heavy job with 50 of its 60 splits on /r1 would run 60 maps at once. Beside one
+        // job concentrated on /r1, /r1 gives it 50 containers, not enough: it takes /r2 alone
+        // (50 remote reads, less than spreading its shuffle). Beside two jobs spread over /r1
+        // and three other racks each (claims of a quarter), /r1 gives it 100 / 1.5 = 67 and
+        // it keeps its shuffle on one rack for 10 remote reads.
+        let splits = racks(&[("/r1", 50), ("/r2", 10)]);
+        let capacity = roomy(2);
+        let beside_one = choose(60, &splits, 10.0, &claims(&[("/r1", 1.0)]), &capacity).unwrap();
+        assert_eq!(names(&beside_one), ["/r2"]);
+        let beside_spread = choose(60, &splits, 10.0, &claims(&[("/r1", 0.5)]), &capacity).unwrap();
+        assert_eq!(names(&beside_spread), ["/r1"]);
+    }
+
+    #[test]
     fn a_set_holding_every_split_need_not_give_the_job_its_containers_unless_always() {
         // The case above: /r1 holds every split and gives this job 25 containers of the 60 it
         // would run at once. Under `remote-reads` and `never`, /r1 alone reads nothing across
         // racks, so it is chosen at its cost of nothing (the whole shuffle on one rack) for the
         // light job and the heavy one alike.
-        let others = racks(&[("/r1", 3)]);
+        let others = claims(&[("/r1", 3.0)]);
         let splits = racks(&[("/r1", 60), ("/r2", 20), ("/r3", 20)]);
         for rule in [CapacityRule::RemoteReads, CapacityRule::Never] {
             let capacity = RackCapacity { rule, ..roomy(3) };
@@ -353,7 +405,7 @@ mod tests {
         // 10 x 60 x (1 - 0.5) = 300 in shuffle. Under `remote-reads` /r1 must give the job
         // its 60 and cannot: the heavy job takes /r2 alone (40 remote reads, the next cheapest
         // set that gives enough). Under `never` it takes /r1.
-        let others = racks(&[("/r1", 3)]);
+        let others = claims(&[("/r1", 3.0)]);
         let splits = racks(&[("/r1", 50), ("/r2", 20), ("/r3", 20)]);
         for (rule, expected) in [
             (CapacityRule::Always, ["/r2"]),
