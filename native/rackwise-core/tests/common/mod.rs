@@ -259,42 +259,45 @@ impl TestEnv {
         for (r, _, maps) in splits {
             *racks.entry(rack(*r)).or_insert(0) += maps;
         }
-        self.pending.push(Event::AsksChanged {
-            app: AppId(app.into()),
-            rows: vec![Ask {
-                priority: Priority(MAP),
-                any: splits.iter().map(|(_, _, maps)| maps).sum(),
-                resources: Resources {
-                    memory_mb: CONTAINER_MB,
-                    vcores: 1,
-                },
-                hosts: splits
-                    .iter()
-                    .map(|(r, n, maps)| (host(*r, *n).into(), *maps))
-                    .collect(),
-                racks,
-            }],
-        });
+        let hosts = splits
+            .iter()
+            .map(|(r, n, maps)| (host(*r, *n).into(), *maps))
+            .collect();
+        let any = splits.iter().map(|(_, _, maps)| maps).sum();
+        self.set_map_asks(app, any, hosts, racks);
     }
 
     /// Sets `app`'s map asks to `count` maps whose splits name `hosts` and `racks` as they are,
     /// cluster nodes or not: with storage without locality (`file:///`, object stores) splits
     /// name `localhost` and `/default-rack`.
     pub fn map_asks_naming(&mut self, app: &str, count: u32, hosts: &[&str], racks: &[&str]) {
+        let hosts = hosts.iter().map(|h| (Arc::from(*h), count)).collect();
+        let racks = racks
+            .iter()
+            .map(|r| (RackName(Arc::from(*r)), count))
+            .collect();
+        self.set_map_asks(app, count, hosts, racks);
+    }
+
+    /// Sets `app`'s asks to one map row of `any` maps with these per-host and per-rack counts.
+    fn set_map_asks(
+        &mut self,
+        app: &str,
+        any: u32,
+        hosts: BTreeMap<Arc<str>, u32>,
+        racks: BTreeMap<RackName, u32>,
+    ) {
         self.pending.push(Event::AsksChanged {
             app: AppId(app.into()),
             rows: vec![Ask {
                 priority: Priority(MAP),
-                any: count,
+                any,
                 resources: Resources {
                     memory_mb: CONTAINER_MB,
                     vcores: 1,
                 },
-                hosts: hosts.iter().map(|h| (Arc::from(*h), count)).collect(),
-                racks: racks
-                    .iter()
-                    .map(|r| (RackName(Arc::from(*r)), count))
-                    .collect(),
+                hosts,
+                racks,
             }],
         });
     }

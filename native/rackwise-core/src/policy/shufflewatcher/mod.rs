@@ -166,9 +166,9 @@ const QUEUE_PARAMS: &[Param] = &[
         &["always", "remote-reads", "never"],
         "which of SAMP's rack sets must be able to run as many of the job's maps at once as an \
          even share of the cluster gives it (their containers shared with the other jobs' \
-         claims on them, each job claiming the share of its maps it puts on a rack): always; remote-reads, only a set that forces remote map reads (a set \
-         holding every split trades the job's concurrency for shuffle locality alone); never \
-         (Figure 4 as written)",
+         claims on them, each job claiming the share of its maps it puts on a rack): always; \
+         remote-reads, only a set that forces remote map reads (a set holding every split \
+         trades the job's concurrency for shuffle locality alone); never (Figure 4 as written)",
     ),
     Param::number(
         REDUCE_RACK_WAIT_MS,

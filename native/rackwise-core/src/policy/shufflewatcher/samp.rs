@@ -251,14 +251,8 @@ fn balance(covered: f64, racks: &[(&RackName, f64)]) -> Vec<f64> {
 mod tests {
     use super::*;
 
-    fn racks(list: &[(&str, u32)]) -> BTreeMap<RackName, u32> {
-        list.iter()
-            .map(|(r, c)| (RackName(r.to_string().into()), *c))
-            .collect()
-    }
-
-    /// Other jobs' claims per rack.
-    fn claims(list: &[(&str, f64)]) -> BTreeMap<RackName, f64> {
+    /// Per-rack values: splits held (`u32`) or other jobs' claims (`f64`).
+    fn racks<T: Copy>(list: &[(&str, T)]) -> BTreeMap<RackName, T> {
         list.iter()
             .map(|(r, c)| (RackName(r.to_string().into()), *c))
             .collect()
@@ -334,7 +328,7 @@ mod tests {
         // light job (ratio 0.1) /r1 + /r2 costs 60 x 0.1 x (1 - 5/9) = 2.7 (no remote read),
         // /r2 alone 40 remote reads; for a heavy one (ratio 10) /r1 + /r2 costs 267 in shuffle
         // across racks and /r2 alone still 40.
-        let others = claims(&[("/r1", 3.0)]);
+        let others = racks(&[("/r1", 3.0)]);
         let splits = racks(&[("/r1", 60), ("/r2", 20), ("/r3", 20)]);
         let light = choose(60, &splits, 0.1, &others, &roomy(3)).unwrap();
         assert_eq!(names(&light), ["/r1", "/r2"]);
@@ -353,7 +347,7 @@ mod tests {
     }
 
     #[test]
-    fn a_job_spread_over_racks_claims_each_by_its_share_of_maps() {
+    fn claims_sum_to_one_job_and_share_what_a_rack_gives() {
         // A light job whose splits sit on four racks prefers all four (nothing read across
         // racks) and puts a quarter of its maps on each: its claims sum to one job.
         let spread = choose(
@@ -375,9 +369,9 @@ mod tests {
         // it keeps its shuffle on one rack for 10 remote reads.
         let splits = racks(&[("/r1", 50), ("/r2", 10)]);
         let capacity = roomy(2);
-        let beside_one = choose(60, &splits, 10.0, &claims(&[("/r1", 1.0)]), &capacity).unwrap();
+        let beside_one = choose(60, &splits, 10.0, &racks(&[("/r1", 1.0)]), &capacity).unwrap();
         assert_eq!(names(&beside_one), ["/r2"]);
-        let beside_spread = choose(60, &splits, 10.0, &claims(&[("/r1", 0.5)]), &capacity).unwrap();
+        let beside_spread = choose(60, &splits, 10.0, &racks(&[("/r1", 0.5)]), &capacity).unwrap();
         assert_eq!(names(&beside_spread), ["/r1"]);
     }
 
@@ -387,7 +381,7 @@ mod tests {
         // would run at once. Under `remote-reads` and `never`, /r1 alone reads nothing across
         // racks, so it is chosen at its cost of nothing (the whole shuffle on one rack) for the
         // light job and the heavy one alike.
-        let others = claims(&[("/r1", 3.0)]);
+        let others = racks(&[("/r1", 3.0)]);
         let splits = racks(&[("/r1", 60), ("/r2", 20), ("/r3", 20)]);
         for rule in [CapacityRule::RemoteReads, CapacityRule::Never] {
             let capacity = RackCapacity { rule, ..roomy(3) };
@@ -405,7 +399,7 @@ mod tests {
         // 10 x 60 x (1 - 0.5) = 300 in shuffle. Under `remote-reads` /r1 must give the job
         // its 60 and cannot: the heavy job takes /r2 alone (40 remote reads, the next cheapest
         // set that gives enough). Under `never` it takes /r1.
-        let others = claims(&[("/r1", 3.0)]);
+        let others = racks(&[("/r1", 3.0)]);
         let splits = racks(&[("/r1", 50), ("/r2", 20), ("/r3", 20)]);
         for (rule, expected) in [
             (CapacityRule::Always, ["/r2"]),
