@@ -451,8 +451,9 @@ impl ShuffleWatcher {
     ) {
         let maps = app.asks.get(&MAP_PRIORITY);
         let samp_due = maps.is_some() && self.jobs.get(slot, id).is_none_or(|j| j.samp.is_none());
-        // SAMP's tie-break walks every job, so it is counted only when SAMP runs (once per
-        // job). This ask table changes no other job's choice.
+        // The other jobs' claims (for SAMP's capacity rule and its tie-break) take a walk over
+        // every job, so they are summed only when SAMP runs (once per job). This ask table
+        // changes no other job's choice.
         let claimed_by_others = samp_due.then(|| self.rack_claims_of_jobs_other_than(id));
         let placement = self.jobs.entry(slot, id);
         let reachable = reachable_map_locality(app, state);
