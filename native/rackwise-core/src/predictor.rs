@@ -2,9 +2,9 @@
 //!
 //! ShuffleWatcher (§1.2 of our notes) starts every job at 1.0 and refines the ratio as maps
 //! complete; the user may state it, and recurring jobs keep what earlier runs taught. The
-//! estimate therefore comes, best first, from the job's own counters, a user hint given as
-//! the application tag `rackwise.shuffle-ratio=<ratio>`, the learned history of the job's
-//! name, or the prior.
+//! estimate therefore comes, best first, from the job's own report (its maps' counters, or no
+//! reduces at all), a user hint given as the application tag `rackwise.shuffle-ratio=<ratio>`,
+//! the learned history of the job's name, or the prior.
 
 use crate::protocol::LearnedRatio;
 use std::collections::BTreeMap;
@@ -31,6 +31,7 @@ pub enum RatioSource {
     Prior,
     History,
     Hint,
+    /// The job's own report: its finished maps' counters, or a reduce count of zero.
     Counters,
 }
 
@@ -75,6 +76,17 @@ impl ShuffleEstimate {
             self.ratio = map_output_bytes as f64 / map_input_bytes as f64;
             self.source = RatioSource::Counters;
         }
+    }
+
+    /// A job whose ApplicationMaster reports no reduces (a map-only job: its maps write
+    /// straight to its output) shuffles nothing, whatever a hint, its history or the prior say.
+    /// The AM reports its reduce count as soon as the job is set up (the shim's poller reads
+    /// `reducesTotal`), long before a map's counters could tell. At the prior such a job looked
+    /// as shuffle-heavy as any: ShuffleWatcher pulled its maps onto one rack, reading their
+    /// splits from others, for a shuffle that never comes.
+    pub fn observe_no_reduces(&mut self) {
+        self.ratio = 0.0;
+        self.source = RatioSource::Counters;
     }
 }
 
@@ -306,6 +318,22 @@ mod tests {
         assert_eq!(
             (estimate.ratio, estimate.source),
             (2.5, RatioSource::Counters)
+        );
+    }
+
+    #[test]
+    fn a_job_without_reduces_shuffles_nothing_whatever_its_hint_said() {
+        let mut estimate = ShuffleEstimate::initial(
+            "a",
+            "x",
+            &tags(&["rackwise.shuffle-ratio=2.5"]),
+            &LearnedHistory::default(),
+            100.0,
+        );
+        estimate.observe_no_reduces();
+        assert_eq!(
+            (estimate.ratio, estimate.source),
+            (0.0, RatioSource::Counters)
         );
     }
 

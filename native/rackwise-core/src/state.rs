@@ -844,6 +844,11 @@ impl ClusterState {
                 if maps_completed > 0 {
                     job.estimate.observe(map_input_bytes, map_output_bytes);
                 }
+                // A report with maps but no reduces is a map-only job's; before its job is set up
+                // an AM reports no maps either.
+                if maps_total > 0 && reduces_total == 0 {
+                    job.estimate.observe_no_reduces();
+                }
                 observed.push(Observation::JobStats { app });
             }
             Event::RackLoad {

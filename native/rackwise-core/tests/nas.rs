@@ -21,11 +21,11 @@ const FEED: [(&str, &str); 3] = [
     ("yarn.scheduler.rackwise.netsat.smoothing", "1"),
 ];
 
-/// Counters making `app` a predicted job of `maps` maps, each reading `input_mib` and writing
-/// `output_mib` (one completed map is enough for the predictor).
+/// Counters making `app` a predicted job of `maps` maps and one reduce, each map reading
+/// `input_mib` and writing `output_mib` (one completed map is enough for the predictor).
 fn predicted(env: &mut TestEnv, app: &str, maps: u32, input_mib: f64, output_mib: f64) {
     let bytes = |mib: f64| (mib * MIB as f64) as u64;
-    env.stats(app, maps, 1, 0, bytes(input_mib), bytes(output_mib));
+    env.stats(app, maps, 1, 1, bytes(input_mib), bytes(output_mib));
 }
 
 /// Why each entry of `queue`'s plan is where it is.
@@ -1111,7 +1111,7 @@ fn nas_mts_skip_logic_gives_the_papers_launch_probability_monte_carlo() {
                 env.asks(job, &[(MAP, 1, local)]);
                 // 64 MiB maps writing 32 MiB fit the 100 MiB threshold; 256 MiB do not.
                 let output = if rng.chance(0.5) { 32 * MIB } else { 256 * MIB };
-                env.stats(job, 10, 1, 0, 64 * MIB, output);
+                env.stats(job, 10, 1, 1, 64 * MIB, output);
             }
             let response = env.offer(1, 1);
             let reasons = reasons(&response, "root.nas");

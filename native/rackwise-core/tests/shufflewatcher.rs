@@ -775,6 +775,43 @@ fn samp_weighs_its_choice_again_with_the_ratio_the_counters_measure() {
     }
 }
 
+/// A map-only job shuffles nothing, so SAMP has no reason to pull its maps off their splits.
+/// At the prior ratio 1.0 a job with 4 of its 12 splits on each of 3 racks prefers one rack
+/// (as in the test above). Its AM's report of no reduces makes its ratio 0, at which every
+/// rack is its cheapest set: reported after its first asks (the shim's poller runs behind the
+/// AM), the job drops its preference and takes a rack-local map elsewhere once it has waited
+/// `localityWaitMs`; reported with them (the simulator), it never prefers a rack.
+#[test]
+fn a_map_only_job_drops_its_rack_preference_at_its_first_report() {
+    for report_before_asks in [false, true] {
+        let mut env = TestEnv::with_queue(
+            3,
+            2,
+            &[],
+            &[("localityWaitMs", "3000"), ("offRackMaps", "node-local")],
+        );
+        env.submit("job", "root.sw", 1, &[]);
+        if report_before_asks {
+            env.stats("job", 12, 0, 0, 0, 0);
+        }
+        env.map_asks_on("job", &[(1, 1, 4), (2, 1, 4), (3, 1, 4)]);
+        env.offer(1, 1);
+        if !report_before_asks {
+            assert_eq!(preferred(&env, "job"), ["/r1"], "at the prior");
+            env.stats("job", 12, 0, 0, 0, 0);
+            env.offer(1, 1);
+        }
+        let case = format!("report before the asks: {report_before_asks}");
+        assert_eq!(preferred(&env, "job"), Vec::<String>::new(), "{case}");
+        env.now_ms += 3_000;
+        assert_eq!(
+            ranking(&env.offer(3, 2), "root.sw"),
+            ["job:20:rack"],
+            "{case}: r3n2 is on a rack holding 4 splits"
+        );
+    }
+}
+
 /// A rack gives a job its containers shared with the other jobs' claims on it, each job
 /// claiming the share of its maps it puts there. On 3 racks of 16 containers, a shuffle-light
 /// job (ratio 0.01) with 4 splits on rack 1 and 4 on rack 2 prefers both, half its maps on
