@@ -299,15 +299,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn counters_replace_any_earlier_estimate() {
-        let mut estimate = ShuffleEstimate::initial(
+    /// The estimate of a job with no history whose user stated `ratio`.
+    fn hinted(ratio: f64) -> ShuffleEstimate {
+        ShuffleEstimate::initial(
             "a",
             "x",
-            &tags(&["rackwise.shuffle-ratio=0.1"]),
+            &[hint_tag(ratio)],
             &LearnedHistory::default(),
             100.0,
-        );
+        )
+    }
+
+    #[test]
+    fn counters_replace_any_earlier_estimate() {
+        let mut estimate = hinted(0.1);
         estimate.observe(0, 10);
         assert_eq!(
             estimate.source,
@@ -323,13 +328,7 @@ mod tests {
 
     #[test]
     fn a_job_without_reduces_shuffles_nothing_whatever_its_hint_said() {
-        let mut estimate = ShuffleEstimate::initial(
-            "a",
-            "x",
-            &tags(&["rackwise.shuffle-ratio=2.5"]),
-            &LearnedHistory::default(),
-            100.0,
-        );
+        let mut estimate = hinted(2.5);
         estimate.observe_no_reduces();
         assert_eq!(
             (estimate.ratio, estimate.source),
