@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 
 /// A load is sustainable while the steady throughput is at least this share of the offered rate…
 pub const SUSTAINABLE_THROUGHPUT_SHARE: f64 = 0.95;
-/// …and the p95 turnaround at most this multiple of its value at the lowest load swept.
+/// …and the p95 turnaround at most this multiple of its value at the lowest load swept: the
+/// policy's own, or the best stock baseline's for a limit common to every policy.
 pub const SUSTAINABLE_P95_GROWTH: f64 = 3.0;
 
 /// One figure the sweep summarises, and which way is better.
@@ -108,6 +109,10 @@ pub struct PolicySummary {
     pub loads: Vec<LoadSummary>,
     /// `None` when even the lowest load swept is not sustainable.
     pub max_sustainable_load: Option<f64>,
+    /// The same with one p95 limit for every policy, `SUSTAINABLE_P95_GROWTH` × the best stock
+    /// baseline's p95 at the lowest load: under a policy's own limit, serving a light load
+    /// faster tightens it. `None` also when the sweep has no baseline.
+    pub max_sustainable_load_common_limit: Option<f64>,
 }
 
 /// The best baseline for one metric at one load (or for the maximum sustainable load), and
@@ -132,7 +137,7 @@ pub struct Summary {
 pub fn summarise(runs: &[Run], policies: &[String], loads: &[f64]) -> Summary {
     let mut loads = loads.to_vec();
     loads.sort_by(f64::total_cmp);
-    let summaries: Vec<PolicySummary> = policies
+    let per_policy: Vec<(&String, bool, Vec<LoadSummary>)> = policies
         .iter()
         .map(|policy| {
             let per_load: Vec<LoadSummary> = loads
@@ -156,12 +161,24 @@ pub fn summarise(runs: &[Run], policies: &[String], loads: &[f64]) -> Summary {
                     }
                 })
                 .collect();
-            PolicySummary {
-                policy: policy.clone(),
-                baseline: Policy::parse(policy).is_baseline(),
-                max_sustainable_load: max_sustainable_load(&per_load),
-                loads: per_load,
-            }
+            (policy, Policy::parse(policy).is_baseline(), per_load)
+        })
+        .collect();
+    let best_stock_lowest_load_p95 = per_policy
+        .iter()
+        .filter(|(_, baseline, _)| *baseline)
+        .filter_map(|(_, _, per_load)| lowest_load_p95(per_load))
+        .reduce(f64::min);
+    let summaries: Vec<PolicySummary> = per_policy
+        .into_iter()
+        .map(|(policy, baseline, per_load)| PolicySummary {
+            policy: policy.clone(),
+            baseline,
+            max_sustainable_load: lowest_load_p95(&per_load)
+                .and_then(|own| sustainable_up_to(&per_load, own)),
+            max_sustainable_load_common_limit: best_stock_lowest_load_p95
+                .and_then(|common| sustainable_up_to(&per_load, common)),
+            loads: per_load,
         })
         .collect();
     let best_stock = best_stock(&summaries, &loads);
@@ -171,12 +188,17 @@ pub fn summarise(runs: &[Run], policies: &[String], loads: &[f64]) -> Summary {
     }
 }
 
+/// The seed-mean p95 turnaround at the lowest load swept.
+fn lowest_load_p95(per_load: &[LoadSummary]) -> Option<f64> {
+    Some(per_load.first()?.metrics["p95_turnaround_s"].mean)
+}
+
 /// The highest load up to which every swept load (ascending) keeps the seed-mean throughput at
-/// ≥ 95 % of the offered rate and the seed-mean p95 turnaround at ≤ 3× its value at the lowest
-/// load. A load that passes above one that failed does not count: a sustainable rate is one the
-/// cluster holds at every lighter load too.
-pub fn max_sustainable_load(per_load: &[LoadSummary]) -> Option<f64> {
-    let reference_p95 = per_load.first()?.metrics["p95_turnaround_s"].mean;
+/// ≥ 95 % of the offered rate and the seed-mean p95 turnaround at ≤ 3× `reference_p95` (a
+/// policy's own p95 at the lowest load, or the best stock baseline's). A load that passes
+/// above one that failed does not count: a sustainable rate is one the cluster holds at every
+/// lighter load too.
+pub fn sustainable_up_to(per_load: &[LoadSummary], reference_p95: f64) -> Option<f64> {
     per_load
         .iter()
         .take_while(|l| {
@@ -194,6 +216,9 @@ fn better(metric: &Metric, a: f64, b: f64) -> bool {
         a < b
     }
 }
+
+/// One of a policy's maximum sustainable loads (at its own limit or at the common one).
+type SustainableLoad = fn(&PolicySummary) -> Option<f64>;
 
 fn best_stock(summaries: &[PolicySummary], loads: &[f64]) -> Vec<BestStock> {
     let (stock, core): (Vec<&PolicySummary>, Vec<&PolicySummary>) =
@@ -222,28 +247,36 @@ fn best_stock(summaries: &[PolicySummary], loads: &[f64]) -> Vec<BestStock> {
             });
         }
     }
-    let sustainable = |s: &PolicySummary| s.max_sustainable_load.unwrap_or(0.0);
-    let best = stock
-        .iter()
-        .copied()
-        .reduce(|a, b| {
-            if sustainable(b) > sustainable(a) {
-                b
-            } else {
-                a
-            }
-        })
-        .expect("stock is not empty");
-    out.push(BestStock {
-        metric: "max_sustainable_load",
-        load: None,
-        policy: best.policy.clone(),
-        value: sustainable(best),
-        ratios: core
+    let sustainable_loads: [(&'static str, SustainableLoad); 2] = [
+        ("max_sustainable_load", |s| s.max_sustainable_load),
+        ("max_sustainable_load_common_limit", |s| {
+            s.max_sustainable_load_common_limit
+        }),
+    ];
+    for (metric, of) in sustainable_loads {
+        let sustainable = |s: &PolicySummary| of(s).unwrap_or(0.0);
+        let best = stock
             .iter()
-            .map(|c| (c.policy.clone(), ratio(sustainable(c), sustainable(best))))
-            .collect(),
-    });
+            .copied()
+            .reduce(|a, b| {
+                if sustainable(b) > sustainable(a) {
+                    b
+                } else {
+                    a
+                }
+            })
+            .expect("stock is not empty");
+        out.push(BestStock {
+            metric,
+            load: None,
+            policy: best.policy.clone(),
+            value: sustainable(best),
+            ratios: core
+                .iter()
+                .map(|c| (c.policy.clone(), ratio(sustainable(c), sustainable(best))))
+                .collect(),
+        });
+    }
     out
 }
 
@@ -283,12 +316,14 @@ pub fn print_table(summary: &Summary) {
         SUSTAINABLE_THROUGHPUT_SHARE * 100.0,
         SUSTAINABLE_P95_GROWTH
     );
+    let none = || "none (not even the lowest load)".to_string();
     for p in &summary.policies {
         println!(
-            "  {:<16} {}",
+            "  {:<16} {:<32} at the best stock's limit: {}",
             p.policy,
-            p.max_sustainable_load
-                .map_or("none (not even the lowest load)".to_string(), format_load)
+            p.max_sustainable_load.map_or_else(none, format_load),
+            p.max_sustainable_load_common_limit
+                .map_or_else(none, format_load)
         );
     }
     if summary.best_stock.is_empty() {
@@ -309,7 +344,7 @@ pub fn print_table(summary: &Summary) {
             None => ("any load".to_string(), format_load(b.value)),
         };
         println!(
-            "  {at:<10} {:<28} best stock {} = {value}; {}",
+            "  {at:<10} {:<34} best stock {} = {value}; {}",
             b.metric,
             b.policy,
             ratios.join(", ")
@@ -362,11 +397,65 @@ mod tests {
             at(6.0, 94.0, 100.0),
             at(8.0, 99.0, 100.0),
         ];
-        assert_eq!(max_sustainable_load(&loads), Some(4.0));
-        // p95 above 3× the lowest load's (150 s) fails too.
+        assert_eq!(sustainable_up_to(&loads, 50.0), Some(4.0));
+        // p95 above 3× the reference (150 s) fails too.
         let loads = [at(1.0, 100.0, 50.0), at(2.0, 100.0, 151.0)];
-        assert_eq!(max_sustainable_load(&loads), Some(1.0));
-        assert_eq!(max_sustainable_load(&[at(1.0, 80.0, 50.0)]), None);
+        assert_eq!(sustainable_up_to(&loads, 50.0), Some(1.0));
+        assert_eq!(sustainable_up_to(&[at(1.0, 80.0, 50.0)], 50.0), None);
+    }
+
+    fn run(policy: &str, load: f64, share: f64, p95: f64) -> Run {
+        Run {
+            policy: policy.to_string(),
+            load,
+            seed: 1,
+            metrics: PolicyMetrics {
+                throughput_share_of_offered: share,
+                p95_turnaround_s: p95,
+                ..PolicyMetrics::default()
+            },
+        }
+    }
+
+    #[test]
+    fn a_policy_fast_on_a_light_load_keeps_the_best_stock_limit_where_its_own_is_tighter() {
+        // `delay` sets the common limit (3 × 70 s = 210 s); `fair`'s own is looser (3 × 160 s).
+        // The core policy's own limit is 3 × 40 s = 120 s, which X = 6 (200 s) fails and the
+        // common one passes; X = 8 fails both on throughput.
+        let runs = [
+            run("delay", 1.0, 1.0, 70.0),
+            run("delay", 6.0, 0.94, 300.0),
+            run("delay", 8.0, 0.90, 400.0),
+            run("fair", 1.0, 1.0, 160.0),
+            run("fair", 6.0, 0.96, 450.0),
+            run("fair", 8.0, 0.90, 500.0),
+            run("shufflewatcher", 1.0, 1.0, 40.0),
+            run("shufflewatcher", 6.0, 0.96, 200.0),
+            run("shufflewatcher", 8.0, 0.94, 250.0),
+        ];
+        let policies = ["delay", "fair", "shufflewatcher"].map(String::from);
+        let summary = summarise(&runs, &policies, &[1.0, 6.0, 8.0]);
+        let loads = |name: &str| {
+            let p = summary.policies.iter().find(|p| p.policy == name).unwrap();
+            (p.max_sustainable_load, p.max_sustainable_load_common_limit)
+        };
+        assert_eq!(loads("shufflewatcher"), (Some(1.0), Some(6.0)));
+        assert_eq!(loads("delay"), (Some(1.0), Some(1.0)));
+        // `fair` passes X = 6 by its own limit, not by the best stock's.
+        assert_eq!(loads("fair"), (Some(6.0), Some(1.0)));
+        let best = |metric: &str| {
+            let b = summary
+                .best_stock
+                .iter()
+                .find(|b| b.metric == metric)
+                .unwrap();
+            (b.policy.clone(), b.value, b.ratios["shufflewatcher"])
+        };
+        assert_eq!(
+            best("max_sustainable_load"),
+            ("fair".to_string(), 6.0, 1.0 / 6.0)
+        );
+        assert_eq!(best("max_sustainable_load_common_limit").2, 6.0);
     }
 
     #[test]
