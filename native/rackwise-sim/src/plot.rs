@@ -3,7 +3,7 @@
 //! and a legend.
 
 use crate::metrics::{Collector, PolicyMetrics};
-use crate::sweep::{format_load, Summary};
+use crate::sweep::{format_load, PolicySummary, Summary, SUSTAINABLE_P95_GROWTH};
 use crate::workload::{JobSpec, ShuffleClass};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -218,6 +218,27 @@ pub fn write_sweep(dir: &str, summary: &Summary, conditions: &str) -> Result<(),
     )
 }
 
+/// A policy's legend entry: its maximum sustainable load at its own limit, and at the limit
+/// common to every policy where the sweep has one (a baseline ran).
+fn sustainable_label(p: &PolicySummary, has_common_limit: bool) -> String {
+    let load =
+        |x: Option<f64>| x.map_or_else(|| "none".to_string(), |x| format!("×{}", format_load(x)));
+    if has_common_limit {
+        format!(
+            "{} (max sustainable {} own limit, {} common)",
+            p.policy,
+            load(p.max_sustainable_load),
+            load(p.max_sustainable_load_common_limit)
+        )
+    } else {
+        format!(
+            "{} (max sustainable {})",
+            p.policy,
+            load(p.max_sustainable_load)
+        )
+    }
+}
+
 fn sweep_chart(
     dir: &str,
     name: &str,
@@ -234,7 +255,14 @@ fn sweep_chart(
             .flat_map(|p| p.loads.iter().map(|l| (l.load, l.metrics[metric])))
     };
     let max_load = points().map(|(x, _)| x).fold(1.0, f64::max);
-    let top = points().map(|(_, s)| s.max).fold(1.0, f64::max);
+    // The common limit is drawn on the p95 chart, where it is read.
+    let limit = summary
+        .common_p95_limit_s
+        .filter(|_| metric == "p95_turnaround_s");
+    let top = points()
+        .map(|(_, s)| s.max)
+        .chain(limit)
+        .fold(1.0, f64::max);
     chart(dir, name, |root| {
         let titled = root
             .titled(title, ("sans-serif", 20))
@@ -252,15 +280,26 @@ fn sweep_chart(
             .x_label_formatter(&|x| format_load(*x))
             .draw()
             .map_err(|e| e.to_string())?;
+        if let Some(limit) = limit {
+            let style = BLACK.stroke_width(1);
+            c.draw_series(DashedLineSeries::new(
+                [(0.0, limit), (max_load * 1.05, limit)],
+                6,
+                4,
+                style,
+            ))
+            .map_err(|e| e.to_string())?
+            .label(format!(
+                "common limit: {SUSTAINABLE_P95_GROWTH}× the best stock's p95 at the lowest load ({limit:.0} s)"
+            ))
+            .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
+        }
         for (i, p) in summary.policies.iter().enumerate() {
             let style = colour(i).stroke_width(2);
             let line = p.loads.iter().map(|l| (l.load, l.metrics[metric].mean));
             c.draw_series(LineSeries::new(line, style).point_size(3))
                 .map_err(|e| e.to_string())?
-                .label(match p.max_sustainable_load {
-                    Some(x) => format!("{} (max sustainable ×{})", p.policy, format_load(x)),
-                    None => format!("{} (no sustainable load)", p.policy),
-                })
+                .label(sustainable_label(p, summary.common_p95_limit_s.is_some()))
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 20, y)], style));
             c.draw_series(p.loads.iter().map(|l| {
                 let s = l.metrics[metric];

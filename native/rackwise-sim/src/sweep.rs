@@ -131,6 +131,8 @@ pub struct BestStock {
 pub struct Summary {
     pub policies: Vec<PolicySummary>,
     pub best_stock: Vec<BestStock>,
+    /// The p95 limit of `max_sustainable_load_common_limit`, seconds; `None` without a baseline.
+    pub common_p95_limit_s: Option<f64>,
 }
 
 /// Summarises finished runs; `policies` and `loads` give the order.
@@ -185,6 +187,7 @@ pub fn summarise(runs: &[Run], policies: &[String], loads: &[f64]) -> Summary {
     Summary {
         policies: summaries,
         best_stock,
+        common_p95_limit_s: best_stock_lowest_load_p95.map(p95_limit),
     }
 }
 
@@ -203,10 +206,15 @@ pub fn sustainable_up_to(per_load: &[LoadSummary], reference_p95: f64) -> Option
         .iter()
         .take_while(|l| {
             l.metrics["throughput_share_of_offered"].mean >= SUSTAINABLE_THROUGHPUT_SHARE * 100.0
-                && l.metrics["p95_turnaround_s"].mean <= SUSTAINABLE_P95_GROWTH * reference_p95
+                && l.metrics["p95_turnaround_s"].mean <= p95_limit(reference_p95)
         })
         .last()
         .map(|l| l.load)
+}
+
+/// The highest p95 turnaround a sustainable load may have, given the p95 it is measured against.
+fn p95_limit(reference_p95: f64) -> f64 {
+    SUSTAINABLE_P95_GROWTH * reference_p95
 }
 
 fn better(metric: &Metric, a: f64, b: f64) -> bool {
@@ -317,9 +325,12 @@ pub fn print_table(summary: &Summary) {
         SUSTAINABLE_P95_GROWTH
     );
     let none = || "none (not even the lowest load)".to_string();
+    let common_limit = summary
+        .common_p95_limit_s
+        .map_or_else(String::new, |limit| format!(" ({} s)", figure(limit)));
     for p in &summary.policies {
         println!(
-            "  {:<16} {:<32} at the best stock's limit: {}",
+            "  {:<16} {:<32} at the best stock's limit{common_limit}: {}",
             p.policy,
             p.max_sustainable_load.map_or_else(none, format_load),
             p.max_sustainable_load_common_limit
@@ -352,9 +363,10 @@ pub fn print_table(summary: &Summary) {
     }
 }
 
-/// Loads print as given (1, 2.5), not as 1.000.
+/// Loads print as given (1, 2.5), not as 1.000; rounded to millionths, so that an axis tick
+/// computed as 1.7999999999999998 prints as 1.8.
 pub fn format_load(load: f64) -> String {
-    format!("{load}")
+    format!("{}", (load * 1e6).round() / 1e6)
 }
 
 /// Three significant-ish digits: enough to compare, few enough to read.
@@ -456,6 +468,14 @@ mod tests {
             ("fair".to_string(), 6.0, 1.0 / 6.0)
         );
         assert_eq!(best("max_sustainable_load_common_limit").2, 6.0);
+        assert_eq!(summary.common_p95_limit_s, Some(210.0));
+    }
+
+    #[test]
+    fn loads_print_as_given_without_float_noise() {
+        assert_eq!(format_load(24.0), "24");
+        assert_eq!(format_load(0.15), "0.15");
+        assert_eq!(format_load(1.7999999999999998), "1.8");
     }
 
     #[test]
