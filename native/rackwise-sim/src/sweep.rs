@@ -166,19 +166,20 @@ pub fn summarise(runs: &[Run], policies: &[String], loads: &[f64]) -> Summary {
             (policy, Policy::parse(policy).is_baseline(), per_load)
         })
         .collect();
-    let best_stock_lowest_load_p95 = per_policy
+    let common_p95_limit_s = per_policy
         .iter()
         .filter(|(_, baseline, _)| *baseline)
         .filter_map(|(_, _, per_load)| lowest_load_p95(per_load))
-        .reduce(f64::min);
+        .reduce(f64::min)
+        .map(p95_limit);
     let summaries: Vec<PolicySummary> = per_policy
         .into_iter()
         .map(|(policy, baseline, per_load)| PolicySummary {
             policy: policy.clone(),
             baseline,
             max_sustainable_load: lowest_load_p95(&per_load)
-                .and_then(|own| sustainable_up_to(&per_load, own)),
-            max_sustainable_load_common_limit: best_stock_lowest_load_p95
+                .and_then(|own| sustainable_up_to(&per_load, p95_limit(own))),
+            max_sustainable_load_common_limit: common_p95_limit_s
                 .and_then(|common| sustainable_up_to(&per_load, common)),
             loads: per_load,
         })
@@ -187,7 +188,7 @@ pub fn summarise(runs: &[Run], policies: &[String], loads: &[f64]) -> Summary {
     Summary {
         policies: summaries,
         best_stock,
-        common_p95_limit_s: best_stock_lowest_load_p95.map(p95_limit),
+        common_p95_limit_s,
     }
 }
 
@@ -197,16 +198,16 @@ fn lowest_load_p95(per_load: &[LoadSummary]) -> Option<f64> {
 }
 
 /// The highest load up to which every swept load (ascending) keeps the seed-mean throughput at
-/// ≥ 95 % of the offered rate and the seed-mean p95 turnaround at ≤ 3× `reference_p95` (a
-/// policy's own p95 at the lowest load, or the best stock baseline's). A load that passes
-/// above one that failed does not count: a sustainable rate is one the cluster holds at every
-/// lighter load too.
-pub fn sustainable_up_to(per_load: &[LoadSummary], reference_p95: f64) -> Option<f64> {
+/// ≥ 95 % of the offered rate and the seed-mean p95 turnaround at ≤ `p95_limit_s` (`p95_limit`
+/// of a policy's own p95 at the lowest load, or of the best stock baseline's). A load that
+/// passes above one that failed does not count: a sustainable rate is one the cluster holds at
+/// every lighter load too.
+pub fn sustainable_up_to(per_load: &[LoadSummary], p95_limit_s: f64) -> Option<f64> {
     per_load
         .iter()
         .take_while(|l| {
             l.metrics["throughput_share_of_offered"].mean >= SUSTAINABLE_THROUGHPUT_SHARE * 100.0
-                && l.metrics["p95_turnaround_s"].mean <= p95_limit(reference_p95)
+                && l.metrics["p95_turnaround_s"].mean <= p95_limit_s
         })
         .last()
         .map(|l| l.load)
@@ -409,11 +410,14 @@ mod tests {
             at(6.0, 94.0, 100.0),
             at(8.0, 99.0, 100.0),
         ];
-        assert_eq!(sustainable_up_to(&loads, 50.0), Some(4.0));
+        assert_eq!(sustainable_up_to(&loads, p95_limit(50.0)), Some(4.0));
         // p95 above 3× the reference (150 s) fails too.
         let loads = [at(1.0, 100.0, 50.0), at(2.0, 100.0, 151.0)];
-        assert_eq!(sustainable_up_to(&loads, 50.0), Some(1.0));
-        assert_eq!(sustainable_up_to(&[at(1.0, 80.0, 50.0)], 50.0), None);
+        assert_eq!(sustainable_up_to(&loads, p95_limit(50.0)), Some(1.0));
+        assert_eq!(
+            sustainable_up_to(&[at(1.0, 80.0, 50.0)], p95_limit(50.0)),
+            None
+        );
     }
 
     fn run(policy: &str, load: f64, share: f64, p95: f64) -> Run {
