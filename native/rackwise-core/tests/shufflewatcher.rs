@@ -832,6 +832,36 @@ fn a_job_spread_over_racks_claims_each_by_the_share_of_maps_it_puts_there() {
     assert_eq!(preferred(&env, "heavy"), ["/r1"]);
 }
 
+/// `sampRemoteReadsPerRack`: a shuffle-heavy job of 16 maps on 3 racks of 2 nodes (16
+/// containers each), with 8 of its splits on rack 1 and 4 on each other rack. Rack 1 alone is
+/// SAMP's cheapest set: 8 remote reads, and the whole shuffle on one rack. Alone on the cluster
+/// the job's share runs all 16 maps at once, 8 of them reading through rack 1's link. A cap of 5
+/// per rack refuses that set, and the job takes racks 1 and 2, 6 remote reads over two links; a
+/// cap of 8 lets it stand, as does no cap. Beside five other jobs its share is 8 containers, 4 of
+/// them reading at once, and a cap of 5 lets rack 1 stand: the cap follows the load.
+#[test]
+fn samp_remote_reads_per_rack_spreads_a_job_whose_share_would_read_through_one_link() {
+    for (cap, other_jobs, expected) in [
+        ("0", 0, vec!["/r1"]),
+        ("5", 0, vec!["/r1", "/r2"]),
+        ("8", 0, vec!["/r1"]),
+        ("5", 5, vec!["/r1"]),
+    ] {
+        let mut env = TestEnv::with_queue(3, 2, &[], &[("sampRemoteReadsPerRack", cap)]);
+        for other in 0..other_jobs {
+            env.submit(&format!("other{other}"), "root.plain", 1, &[]);
+        }
+        env.submit("heavy", "root.sw", 2, &["rackwise.shuffle-ratio=10"]);
+        env.map_asks_on("heavy", &[(1, 1, 8), (2, 1, 4), (3, 1, 4)]);
+        env.offer(1, 1);
+        assert_eq!(
+            preferred(&env, "heavy"),
+            expected,
+            "sampRemoteReadsPerRack={cap}, {other_jobs} other jobs"
+        );
+    }
+}
+
 /// `sampCapacity`: a job alone on 2 racks of 2 nodes (8 containers each) with all 24 of its
 /// splits on rack 1. Its even share is the whole cluster (32 containers) and rack 1 gives 16,
 /// so under `always` rack 1 alone cannot run its 24 maps at once and its best set is every

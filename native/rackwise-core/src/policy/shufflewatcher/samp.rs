@@ -92,6 +92,10 @@ pub struct RackCapacity {
     pub fair_share: f64,
     /// Which rack sets must be able to give the job that share.
     pub rule: CapacityRule,
+    /// The most of the job's maps, running at that share, that a set short of every rack may
+    /// make read across racks at once, per rack of the set (`sampRemoteReadsPerRack`); `None`:
+    /// no cap.
+    pub remote_reads_per_rack: Option<f64>,
 }
 
 /// Which of SAMP's candidate rack sets must be able to run the job's maps at its even share
@@ -182,6 +186,19 @@ pub fn choose(
         if must_give && given + 1e-9 < demand && size < sorted.len() {
             continue;
         }
+        // Every remote read of a set enters through the set's rack links. Running at its share,
+        // the job reads across racks on `demand × uncovered ÷ maps` containers at once; a set
+        // whose links would carry more than the cap each is not a choice. The share is what
+        // makes the cap follow the load: a big job on a quiet cluster spreads over more links,
+        // and as the shares shrink its maps concentrate again (the full set always is a choice).
+        let reads_at_once = demand * uncovered / total;
+        if capacity
+            .remote_reads_per_rack
+            .is_some_and(|cap| reads_at_once > cap * size as f64 + 1e-9)
+            && size < sorted.len()
+        {
+            continue;
+        }
         let held = balance(total - uncovered, &holds);
         let remote_each = uncovered / size as f64;
         // In rack name order, the order of the choice's map: the concentration is summed in
@@ -266,6 +283,7 @@ mod tests {
                 .collect(),
             fair_share: 100.0,
             rule: CapacityRule::Always,
+            remote_reads_per_rack: None,
         }
     }
 
@@ -424,6 +442,7 @@ mod tests {
                 .collect(),
             fair_share: 150.0,
             rule: CapacityRule::Always,
+            remote_reads_per_rack: None,
         };
         let choice = choose(
             200,
@@ -454,6 +473,7 @@ mod tests {
             containers: BTreeMap::new(),
             fair_share: 0.0,
             rule: CapacityRule::Always,
+            remote_reads_per_rack: None,
         };
         assert_eq!(
             choose(10, &racks(&[("/r1", 10)]), 1.0, &BTreeMap::new(), &none),
