@@ -175,10 +175,11 @@ const QUEUE_PARAMS: &[Param] = &[
         SAMP_REMOTE_READS_PER_RACK,
         // Off by default: a trade for the operator, not a gain (docs/simulator.md, "A cap on how
         // many of a job's maps read across racks at once"). On FB-2010 from random nodes, 45
-        // brought the p95 turnaround below saturation to delay scheduling's and raised the
-        // highest load sustained at a latency limit common to every policy from 5 to 5.75, at
-        // 1-5 % of the throughput at saturation; the neighbouring values 30 and 60 sustained a
-        // quarter step less. Where the sets jobs choose hold their splits it changes nothing.
+        // brought the p95 turnaround below saturation near delay scheduling's and raised the
+        // highest load sustained at a latency limit common to every policy to 5.5-5.75 from
+        // 4.5-5 (three seed sets, one of them not the one 45 was picked on), at 1-5 % of the
+        // throughput at saturation; the neighbouring values 30 and 60 sustained a quarter step
+        // less. Where the sets jobs choose hold their splits it changes nothing.
         0.0,
         (0.0, false),
         1.0e6,
