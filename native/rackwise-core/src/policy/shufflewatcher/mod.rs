@@ -485,19 +485,31 @@ impl ShuffleWatcher {
         }
         placement.reachable = Some(reachable);
         if let (Some(claimed_by_others), Some(maps)) = (claimed_by_others, maps) {
+            let capacity = rack_capacity(state, maps, params);
             placement.samp = samp::choose(
                 maps.any,
                 &maps.racks,
                 app.job.estimate.ratio,
                 &claimed_by_others,
-                &rack_capacity(state, maps, params),
+                &capacity,
             );
-            // Once per job: the one place an operator can see why its maps cluster.
+            // Once per job: the one place an operator can see why its maps cluster, with every
+            // input of the choice.
             if let Some(choice) = &placement.samp {
+                let read_cap = capacity
+                    .remote_reads_per_rack
+                    .map(|cap| {
+                        format!(
+                            ", at most {cap} of them reading across racks at once per rack of a \
+                             set short of every rack"
+                        )
+                    })
+                    .unwrap_or_default();
                 log::info!(
                     "job '{}' (queue {}): SAMP prefers {} for its {} maps \
                      (splits per rack {:?}, other jobs' claims per rack {}, best locality any \
-                     split can get {:?}), tentative reduce shares {}",
+                     split can get {:?}, an even share of {:.0} containers{read_cap}), \
+                     tentative reduce shares {}",
                     app.name,
                     app.queue,
                     if choice.preferred.is_empty() {
@@ -510,6 +522,7 @@ impl ShuffleWatcher {
                     maps.racks,
                     format_shares(&claimed_by_others),
                     reachable,
+                    capacity.fair_share,
                     format_shares(&choice.tentative_shares)
                 );
             }
