@@ -178,8 +178,9 @@ const QUEUE_PARAMS: &[Param] = &[
         // brought the p95 turnaround below saturation near delay scheduling's and raised the
         // highest load sustained at a latency limit common to every policy to 5.5-5.75 from
         // 4.5-5 (three seed sets, one of them not the one 45 was picked on), at 1-5 % of the
-        // throughput at saturation; the neighbouring values 30 and 60 sustained a quarter step
-        // less. Where the sets jobs choose hold their splits it changes nothing.
+        // throughput at saturation. On the seeds it was picked on, 30 and 60 sustained a quarter
+        // step less; on the others, as much. Where the sets jobs choose hold their splits it
+        // changes nothing.
         0.0,
         (0.0, false),
         1.0e6,
