@@ -141,6 +141,36 @@ fn max_am_share_keeps_a_second_am_from_taking_the_maps_container() {
     }
 }
 
+/// The watchdog's count of held containers leaves out the jobs already done: a job's task lists
+/// are freed when it ends. Job 1 (one map, one reduce) runs alone and ends; at 100 s two
+/// map-only jobs take both containers with their AMs (no `maxAMShare`) and stall as above.
+#[test]
+fn the_watchdog_counts_no_container_for_a_finished_job() {
+    let cluster = rack(2, 1);
+    let with_reduce = JobSpec {
+        reduces: 1,
+        ..map_only(0, 0, 1, 0)
+    };
+    let jobs = vec![
+        with_reduce,
+        map_only(100_000, 0, 1, 0),
+        map_only(100_000, 0, 1, 0),
+    ];
+    let unlimited = SimOptions {
+        max_am_share: -1.0,
+        ..instant_am()
+    };
+    let Err(error) = run_policy(&cluster, &jobs, "fair", &unlimited, &mut |_, _| {}) else {
+        panic!("two AMs on two containers must stall");
+    };
+    for state in [
+        "Containers held: AM 2, map 0, reduce 0 (0 of 2 free)",
+        "Jobs: not arrived 0, waiting for an AM container 0, AM starting 0, running 2, done 1",
+    ] {
+        assert!(error.contains(state), "'{state}' in: {error}");
+    }
+}
+
 /// Eight containers, one user, three jobs of eight 10 s maps submitted a second apart (three
 /// AMs fit in the queue's `maxAMShare`). With FIFO leaf queues a later job's maps wait for the
 /// earlier job's, so the jobs end in submission order and the first ends as if alone; a fair

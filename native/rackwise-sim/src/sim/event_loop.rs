@@ -139,10 +139,15 @@ impl Sim<'_> {
         let (mut am, mut map, mut reduce) = (0u64, 0u64, 0u64);
         let (mut ask_am, mut ask_map, mut ask_reduce) = (0u64, 0u64, 0u64);
         let mut phases = [0usize; 5];
-        for job in &self.jobs {
+        for (j, job) in self.jobs.iter().enumerate() {
             phases[job.phase as usize] += 1;
             let am_held = matches!(job.phase, JobPhase::AmStarting | JobPhase::Running) as u32;
-            let reduces_held = job.reduces.len() as u32 - job.reduces_done;
+            // A finished job's task lists are freed (`job_done`), and it holds nothing.
+            let reduces_held = if am_held == 1 {
+                self.reduces_held(j as u32)
+            } else {
+                0
+            };
             am += am_held as u64;
             reduce += reduces_held as u64;
             map += (job.running - am_held - reduces_held) as u64;

@@ -147,18 +147,23 @@ impl Sim<'_> {
     /// Reduces neither running, done nor granted a container: asked or waiting in the AM.
     fn reduces_unstarted(&self, j: u32) -> u32 {
         let job = &self.jobs[j as usize];
-        let granted = job
-            .am
-            .granted
-            .iter()
-            .filter(|g| matches!(g, Grant::Reduce { .. }))
-            .count() as u32;
-        job.reduces_total - job.reduces_done - self.reduces_running(j) - granted
+        job.reduces_total - job.reduces_done - self.reduces_held(j)
     }
 
     fn reduces_running(&self, j: u32) -> u32 {
         let job = &self.jobs[j as usize];
         job.reduces.len() as u32 - job.reduces_done - job.reduces_killed
+    }
+
+    /// Containers job `j` holds for reduces: running, or granted and not yet received by its AM.
+    pub(super) fn reduces_held(&self, j: u32) -> u32 {
+        let granted = self.jobs[j as usize]
+            .am
+            .granted
+            .iter()
+            .filter(|g| matches!(g, Grant::Reduce { .. }))
+            .count() as u32;
+        self.reduces_running(j) + granted
     }
 
     /// Maps the AM still asks for: pending at the RM, or granted and not yet received.
