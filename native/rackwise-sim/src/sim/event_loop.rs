@@ -141,9 +141,11 @@ impl Sim<'_> {
         let mut phases = [0usize; 5];
         for (j, job) in self.jobs.iter().enumerate() {
             phases[job.phase as usize] += 1;
-            let am_held = matches!(job.phase, JobPhase::AmStarting | JobPhase::Running) as u32;
-            // A finished job's task lists are freed (`job_done`), and it holds nothing.
-            let reduces_held = if am_held == 1 {
+            // Only a job whose AM has a container holds any; a finished job's task lists are
+            // freed (`job_done`).
+            let holds = matches!(job.phase, JobPhase::AmStarting | JobPhase::Running);
+            let am_held = holds as u32;
+            let reduces_held = if holds {
                 self.reduces_held(j as u32)
             } else {
                 0
